@@ -1,0 +1,1 @@
+"""The `justkernel` command line."""

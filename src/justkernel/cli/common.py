@@ -1,0 +1,44 @@
+"""Helpers shared by CLI commands: settings loading, the lab context, clean error exits."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import NoReturn, TypeVar
+
+from rich.console import Console
+
+from justkernel.lab import Lab, open_lab
+from justkernel.settings.config import ConfigError, Settings, load_settings
+
+T = TypeVar("T")
+console = Console()
+err_console = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print a one-line error (no traceback) and exit with `code`."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    sys.exit(code)
+
+
+def settings_or_exit(**overrides: object) -> Settings:
+    try:
+        return load_settings(**overrides)
+    except ConfigError as exc:
+        fail(str(exc))
+
+
+@asynccontextmanager
+async def lab_context(settings: Settings) -> AsyncIterator[Lab]:
+    lab = await open_lab(settings)
+    try:
+        yield lab
+    finally:
+        await lab.close()
+
+
+def run_async(factory: Callable[[], Awaitable[T]]) -> T:
+    return asyncio.run(factory())  # type: ignore[arg-type]

@@ -1,0 +1,33 @@
+"""Entry point: `justkernel serve | export | import | check | secrets ...`.
+
+Each group of commands lives in its own module and registers itself on `app` here.
+"""
+
+from __future__ import annotations
+
+import os
+
+import typer
+
+os.environ.setdefault("OTEL_INSTRUMENTATION_A2A_SDK_ENABLED", "false")
+
+app = typer.Typer(
+    name="justkernel",
+    help="JustKernel: a lab where LLM agent teams optimize compute kernels, with receipts.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register() -> None:
+    from justkernel.cli import bundle_cmds, check_cmd, secrets_cmds, serve_cmd
+
+    for module in (serve_cmd, bundle_cmds, check_cmd, secrets_cmds):
+        module.register(app)
+
+
+_register()
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,116 @@
+"""Lab settings from `JUSTKERNEL_*` environment variables and `.env`.
+
+Every setting has an embedded default that needs no network, no keys and no special hardware,
+so `./start.sh` works on a laptop; `.env.example` documents each one.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ConfigError(Exception):
+    """A configuration file or variable is invalid; the message names the source and the key."""
+
+
+def _default_config_dir() -> Path:
+    """Per-user config folder (XDG), outside any repository, for the secrets store."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "justkernel"
+
+
+class Settings(BaseSettings):
+    """Process-wide settings. Paths are resolved once so every part agrees on them."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="JUSTKERNEL_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="forbid",
+    )
+
+    data_dir: Path = Field(
+        default=Path(".justkernel"),
+        description="Database, workspaces, blobs and logs live here.",
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy async URL; empty means SQLite at DATA_DIR/justkernel.db.",
+    )
+    config_dir: Path = Field(
+        default_factory=_default_config_dir,
+        description="Per-user folder for the encrypted secrets store (outside the repo).",
+    )
+    host: str = Field(default="127.0.0.1", description="Address the web server binds to.")
+    port: int = Field(default=4173, ge=0, le=65535, description="Port of the web server.")
+    api_token: str | None = Field(
+        default=None,
+        description="Bearer token for scripts and remote browsers; required to bind off loopback.",
+    )
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    export_max_bytes: int = Field(
+        default=512 * 1024 * 1024,
+        gt=0,
+        description="Largest bundle (compressed or unpacked) that `import` accepts.",
+    )
+    models_local_file: Path = Field(
+        default=Path("models.local.toml"),
+        description="User model presets, written by the dashboard; gitignored.",
+    )
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_backend(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not value.startswith(("sqlite+aiosqlite://", "postgresql+asyncpg://")):
+            raise ValueError(
+                "must start with sqlite+aiosqlite:// or postgresql+asyncpg:// "
+                f"(got {value.split('://')[0]}://...)"
+            )
+        return value
+
+    @property
+    def resolved_data_dir(self) -> Path:
+        return self.data_dir.expanduser().resolve()
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{self.resolved_data_dir / 'justkernel.db'}"
+
+    @property
+    def blobs_dir(self) -> Path:
+        return self.resolved_data_dir / "blobs"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.resolved_data_dir / "logs"
+
+    @property
+    def workspaces_dir(self) -> Path:
+        return self.resolved_data_dir / "workspaces"
+
+    def ensure_dirs(self) -> None:
+        """Create the data folders; the secrets folder is created by the secrets store."""
+        for folder in (self.resolved_data_dir, self.blobs_dir, self.logs_dir, self.workspaces_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build settings, turning pydantic's errors into one message naming each bad key."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(part) for part in err["loc"]) or "(settings)"
+            env_name = f"JUSTKERNEL_{key.upper()}"
+            problems.append(f"{env_name}: {err['msg']}")
+        raise ConfigError("invalid settings (environment or .env):\n  " + "\n  ".join(problems))

@@ -1,0 +1,93 @@
+"""Model presets: public ones from `models.toml`, the user's own from `models.local.toml`.
+
+Presets never carry credentials: a preset names the secret (`api_key_secret`) that holds its key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from justkernel.paths import public_models_file
+from justkernel.settings.config import ConfigError
+
+Provider = Literal["offline", "openai", "deepseek", "qwen", "openai_compatible"]
+
+
+class ModelPreset(BaseModel):
+    """One model connection a team (or the Judger) can use."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    provider: Provider
+    model: str = Field(min_length=1, max_length=200)
+    display_name: str | None = None
+    description: str | None = None
+    base_url: str | None = None
+    api_key_secret: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    max_output_tokens: int | None = Field(default=None, gt=0)
+    input_price_per_mtok: float | None = Field(default=None, ge=0)
+    output_price_per_mtok: float | None = Field(default=None, ge=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @property
+    def priced(self) -> bool:
+        return self.input_price_per_mtok is not None and self.output_price_per_mtok is not None
+
+
+def _read_presets(path: Path) -> dict[str, ModelPreset]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    table = data.get("models", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [models] must be a table of presets")
+    presets: dict[str, ModelPreset] = {}
+    for name, body in table.items():
+        if not isinstance(body, dict):
+            raise ConfigError(f"{path}: models.{name} must be a table")
+        try:
+            presets[name] = ModelPreset(name=name, **body)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"models.{name}.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise ConfigError(f"{path}: {problems}") from exc
+    return presets
+
+
+def load_model_presets(local_file: Path | None = None) -> dict[str, ModelPreset]:
+    """Public presets overlaid by the user's local ones (a local preset may replace a public one)."""
+    presets = _read_presets(public_models_file())
+    if local_file is not None and local_file.is_file():
+        presets.update(_read_presets(local_file))
+    return presets
+
+
+def save_local_preset(local_file: Path, preset: ModelPreset) -> None:
+    """Add or replace one preset in the local file, keeping the others; atomic replace."""
+    existing = _read_presets(local_file) if local_file.is_file() else {}
+    existing[preset.name] = preset
+    doc = {
+        "models": {
+            name: p.model_dump(exclude={"name"}, exclude_none=True)
+            for name, p in sorted(existing.items())
+        }
+    }
+    tmp = local_file.with_suffix(local_file.suffix + ".tmp")
+    tmp.write_text(tomli_w.dumps(doc), encoding="utf-8")
+    tmp.replace(local_file)

@@ -1,0 +1,76 @@
+"""Engines for the store: SQLite by default (WAL, busy timeout, one writer), PostgreSQL by URL.
+
+SQLite allows one writer at a time. Rather than let concurrent transactions fail with
+"database is locked", every write goes through a writer engine with exactly one connection,
+so writers queue in-process; reads use a separate small pool and, thanks to WAL, never block.
+PostgreSQL uses one pooled engine for both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import event
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+_SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={_SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+@dataclass
+class Database:
+    """The writer and reader engines of one database (the same engine on PostgreSQL)."""
+
+    url: str
+    writer: AsyncEngine
+    reader: AsyncEngine
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.url.startswith("sqlite")
+
+    async def dispose(self) -> None:
+        await self.writer.dispose()
+        if self.reader is not self.writer:
+            await self.reader.dispose()
+
+
+def open_database(url: str) -> Database:
+    """Create engines for `url` (no I/O yet); call `migrate` before first use."""
+    if url.startswith("sqlite"):
+        path = url.split(":///", 1)[1] if ":///" in url else ""
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        writer = create_async_engine(url, pool_size=1, max_overflow=0, pool_timeout=300)
+        reader = create_async_engine(url, pool_size=4, max_overflow=4, pool_timeout=60)
+        for engine in (writer, reader):
+            event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        return Database(url=url, writer=writer, reader=reader)
+    engine = create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+    return Database(url=url, writer=engine, reader=engine)
+
+
+def _upgrade(connection: Connection) -> None:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+
+
+async def migrate(db: Database) -> None:
+    """Apply every pending Alembic migration (from empty, or from any earlier revision)."""
+    async with db.writer.begin() as conn:
+        await conn.run_sync(_upgrade)

@@ -1,0 +1,113 @@
+"""Runs: one lab session (live), one imported bundle (replay), or the bundled demo."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from sqlalchemy import insert, select
+
+from justkernel.store.database import Database
+from justkernel.store.schema import runs
+
+RunMode = Literal["live", "replay", "demo"]
+
+
+class UnknownRun(LookupError):
+    """No run with that id."""
+
+
+@dataclass(frozen=True)
+class Run:
+    id: str
+    name: str
+    mode: RunMode
+    read_only: bool
+    created_at: str
+    last_seq: int
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "mode": self.mode,
+            "read_only": self.read_only,
+            "created_at": self.created_at,
+            "last_seq": self.last_seq,
+            "meta": self.meta,
+        }
+
+
+def utc_now_iso() -> str:
+    """Timestamps are UTC ISO-8601 text with microseconds: sortable and stored exactly."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def new_run_id() -> str:
+    return f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def _row_to_run(row: Any) -> Run:
+    return Run(
+        id=row.id,
+        name=row.name,
+        mode=row.mode,
+        read_only=bool(row.read_only),
+        created_at=row.created_at,
+        last_seq=row.last_seq,
+        meta=dict(row.meta or {}),
+    )
+
+
+class RunRepository:
+    """Create, list and look up runs."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def create(
+        self,
+        name: str,
+        *,
+        mode: RunMode = "live",
+        read_only: bool = False,
+        meta: dict[str, Any] | None = None,
+        run_id: str | None = None,
+    ) -> Run:
+        run = Run(
+            id=run_id or new_run_id(),
+            name=name,
+            mode=mode,
+            read_only=read_only,
+            created_at=utc_now_iso(),
+            last_seq=0,
+            meta=meta or {},
+        )
+        async with self._db.writer.begin() as conn:
+            await conn.execute(
+                insert(runs).values(
+                    id=run.id,
+                    name=run.name,
+                    mode=run.mode,
+                    read_only=run.read_only,
+                    created_at=run.created_at,
+                    last_seq=0,
+                    meta=run.meta,
+                )
+            )
+        return run
+
+    async def get(self, run_id: str) -> Run:
+        async with self._db.reader.connect() as conn:
+            row = (await conn.execute(select(runs).where(runs.c.id == run_id))).one_or_none()
+        if row is None:
+            raise UnknownRun(run_id)
+        return _row_to_run(row)
+
+    async def list(self) -> list[Run]:
+        async with self._db.reader.connect() as conn:
+            rows = (await conn.execute(select(runs).order_by(runs.c.created_at.desc()))).all()
+        return [_row_to_run(r) for r in rows]

@@ -1,0 +1,61 @@
+"""Shared fixtures: real SQLite and PostgreSQL databases, isolated settings and secrets."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from justkernel.lab import Lab, open_lab
+from justkernel.settings.config import Settings
+from tests.support.postgres import (
+    create_database,
+    postgres_server,
+    postgres_unavailable_reason,
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test reads the developer's .env, config folder or data folder."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    for name in ("JUSTKERNEL_DATA_DIR", "JUSTKERNEL_DATABASE_URL", "JUSTKERNEL_API_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data", config_dir=tmp_path / "config")
+
+
+@pytest.fixture(scope="session")
+def postgres_base_url() -> Iterator[str]:
+    reason = postgres_unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture
+def postgres_url(postgres_base_url: str) -> str:
+    """A fresh, empty database on the session's PostgreSQL server."""
+    name = f"jk_{secrets.token_hex(4)}"
+    create_database(postgres_base_url, name)
+    return f"{postgres_base_url}/{name}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def lab(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterator[Lab]:
+    """A migrated lab on a real SQLite file, and again on a real PostgreSQL database."""
+    if request.param == "postgres":
+        url = request.getfixturevalue("postgres_url")
+        settings = settings.model_copy(update={"database_url": url})
+    opened = await open_lab(settings)
+    try:
+        yield opened
+    finally:
+        await opened.close()
