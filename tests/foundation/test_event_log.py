@@ -92,9 +92,7 @@ async def test_a_subscriber_that_falls_behind_catches_up_without_gaps(lab: Lab) 
 
     task = asyncio.create_task(slow_reader())
     await asyncio.sleep(0.02)
-    await lab.events.append_many(
-        run.id, [NewEvent("test.tick", {"i": i}) for i in range(300)]
-    )
+    await lab.events.append_many(run.id, [NewEvent("test.tick", {"i": i}) for i in range(300)])
     await asyncio.wait_for(task, timeout=30)
     assert got == list(range(1, 301))
 

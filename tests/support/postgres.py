@@ -49,8 +49,17 @@ def postgres_server() -> Iterator[str]:
     options = f"-p {port} -k {folder} -h 127.0.0.1 -c fsync=off -c max_connections=200"
     subprocess.run(
         _as_postgres(
-            [str(PG_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-w", "-l",
-             str(folder / "log"), "start"]
+            [
+                str(PG_BIN / "pg_ctl"),
+                "-D",
+                str(data),
+                "-o",
+                options,
+                "-w",
+                "-l",
+                str(folder / "log"),
+                "start",
+            ]
         ),
         check=True,
         capture_output=True,

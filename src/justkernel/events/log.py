@@ -134,9 +134,7 @@ class EventLog:
                 ],
             )
             await conn.execute(
-                update(runs)
-                .where(runs.c.id == run_id)
-                .values(last_seq=max(e.seq for e in items))
+                update(runs).where(runs.c.id == run_id).values(last_seq=max(e.seq for e in items))
             )
 
     async def read(

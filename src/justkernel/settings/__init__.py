@@ -1,4 +1,4 @@
-"""Configuration: environment/.env settings, public model presets, and the encrypted secrets store."""
+"""Configuration: environment and .env settings, model presets, the encrypted secrets store."""
 
 from justkernel.settings.config import ConfigError, Settings, load_settings
 from justkernel.settings.models import ModelPreset, load_model_presets, save_local_preset

@@ -113,4 +113,6 @@ def load_settings(**overrides: object) -> Settings:
             key = ".".join(str(part) for part in err["loc"]) or "(settings)"
             env_name = f"JUSTKERNEL_{key.upper()}"
             problems.append(f"{env_name}: {err['msg']}")
-        raise ConfigError("invalid settings (environment or .env):\n  " + "\n  ".join(problems))
+        raise ConfigError(
+            "invalid settings (environment or .env):\n  " + "\n  ".join(problems)
+        ) from None

@@ -71,7 +71,7 @@ def _read_presets(path: Path) -> dict[str, ModelPreset]:
 
 
 def load_model_presets(local_file: Path | None = None) -> dict[str, ModelPreset]:
-    """Public presets overlaid by the user's local ones (a local preset may replace a public one)."""
+    """Public presets overlaid by the user's local ones (a local one may replace a public one)."""
     presets = _read_presets(public_models_file())
     if local_file is not None and local_file.is_file():
         presets.update(_read_presets(local_file))

@@ -1,0 +1,1 @@
+"""Starlette app: JSON API, SSE event stream, static dashboard, authentication."""

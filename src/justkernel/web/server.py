@@ -1,0 +1,115 @@
+"""Run the app under uvicorn on a socket we bind ourselves, so the link shows the real port."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import socket
+import webbrowser
+from collections.abc import Callable
+
+import uvicorn
+
+from justkernel.lab import open_lab
+from justkernel.settings.config import Settings
+from justkernel.settings.redaction import install_log_redaction
+from justkernel.web.app import create_app
+from justkernel.web.auth import AuthState
+
+log = logging.getLogger("justkernel.server")
+MIN_REMOTE_TOKEN_LENGTH = 24
+
+
+class UnsafeBind(ValueError):
+    """Binding off loopback without the explicit flag and a strong token."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, allow_remote: bool, api_token: str | None) -> None:
+    if is_loopback(host):
+        return
+    if not allow_remote:
+        raise UnsafeBind(
+            f"refusing to bind to {host}: other hosts could reach the lab. "
+            "Pass --allow-remote and set JUSTKERNEL_API_TOKEN to do it on purpose."
+        )
+    if not api_token or len(api_token) < MIN_REMOTE_TOKEN_LENGTH:
+        raise UnsafeBind(
+            f"binding to {host} needs JUSTKERNEL_API_TOKEN of at least "
+            f"{MIN_REMOTE_TOKEN_LENGTH} characters"
+        )
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def dashboard_link(host: str, port: int, token: str) -> str:
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    if ":" in shown:
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}/auth/bootstrap?token={token}"
+
+
+def setup_logging(settings: Settings) -> None:
+    settings.logs_dir.mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        handlers=[logging.StreamHandler(), logging.FileHandler(settings.logs_dir / "server.log")],
+        force=True,
+    )
+    install_log_redaction()
+
+
+async def serve(
+    settings: Settings,
+    *,
+    bootstrap_token: str | None = None,
+    open_browser: bool = False,
+    announce: Callable[[str], None] = print,
+    sock: socket.socket | None = None,
+) -> None:
+    """Open the lab, bind, print the link, and serve until interrupted."""
+    lab = await open_lab(settings)
+    auth = AuthState.create(
+        settings.config_dir,
+        settings.resolved_data_dir,
+        bootstrap_token=bootstrap_token,
+        api_token=settings.api_token,
+    )
+    app = create_app(lab, auth)
+    sock = sock or bind_socket(settings.host, settings.port)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        app,
+        log_level=settings.log_level,
+        timeout_keep_alive=75,
+        access_log=False,
+        log_config=None,
+    )
+    server = uvicorn.Server(config)
+    link = dashboard_link(settings.host, port, auth.bootstrap_token)
+    announce(f"JustKernel is serving on http://{settings.host}:{port}")
+    announce(f"Open the dashboard: {link}")
+    if open_browser:
+        asyncio.get_running_loop().call_later(0.5, webbrowser.open, link)
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        await lab.close()

@@ -1,0 +1,97 @@
+"""Start the real `justkernel serve` in a subprocess on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+LINK_RE = re.compile(r"Open the dashboard: (http://\S+/auth/bootstrap\?token=(\S+))")
+
+
+@dataclass
+class RunningServer:
+    process: subprocess.Popen[str]
+    base_url: str
+    link: str
+    token: str
+    output: list[str]
+
+
+def server_env(data_dir: Path, config_dir: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "JUSTKERNEL_DATA_DIR": str(data_dir),
+            "JUSTKERNEL_CONFIG_DIR": str(config_dir),
+            "PYTHONUNBUFFERED": "1",
+            **extra,
+        }
+    )
+    return env
+
+
+def wait_for_link(process: subprocess.Popen[str], output: list[str], timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout
+    assert process.stdout is not None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            if process.poll() is not None:
+                raise RuntimeError("server exited early:\n" + "".join(output))
+            continue
+        output.append(line)
+        match = LINK_RE.search(line)
+        if match:
+            return match.group(1)
+    raise TimeoutError("no dashboard link printed:\n" + "".join(output))
+
+
+@contextmanager
+def running_server(
+    data_dir: Path, config_dir: Path, *args: str, **env_extra: str
+) -> Iterator[RunningServer]:
+    argv = [sys.executable, "-m", "justkernel.cli.main", "serve", "--port", "0", *args]
+    process = subprocess.Popen(
+        argv,
+        env=server_env(data_dir, config_dir, **env_extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    output: list[str] = []
+    try:
+        link = wait_for_link(process, output)
+        base, token = link.split("/auth/bootstrap?token=")
+        _wait_healthy(base)
+        yield RunningServer(process, base, link, token, output)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def _wait_healthy(base: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"{base}/health never answered")
