@@ -112,3 +112,38 @@ def local_capabilities() -> list[Capability]:
         _postgres(),
         _cann(),
     ]
+
+
+def host_capabilities(hosts_file: Path) -> list[Capability]:
+    """One row per configured SSH host: is it reachable over TCP? (Auth is probed by the
+    SSH executor.) A bad hosts file is a row of its own, not a crash."""
+    from justkernel.settings.config import ConfigError
+    from justkernel.workers.hosts import load_hosts, tcp_reachable
+
+    try:
+        hosts = load_hosts(hosts_file)
+    except ConfigError as exc:
+        return [Capability("ssh hosts", False, str(exc), "remote workers", "fix the hosts file")]
+    if not hosts:
+        return [
+            Capability(
+                "ssh hosts",
+                True,
+                f"none configured ({hosts_file} absent or empty): local workers only",
+                "remote workers",
+            )
+        ]
+    rows = []
+    for host in hosts:
+        problem = tcp_reachable(host.address, host.port)
+        where = f"{host.user}@{host.address}:{host.port} ({host.toolchain}, {host.slots} slots)"
+        rows.append(
+            Capability(
+                f"host {host.name}",
+                problem is None,
+                where if problem is None else f"{where}: {problem}",
+                "remote workers",
+                "" if problem is None else "check the address, port and that sshd runs",
+            )
+        )
+    return rows

@@ -8,15 +8,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from justkernel.capabilities import local_capabilities
-from justkernel.cli.common import console
+from justkernel.capabilities import host_capabilities, local_capabilities
+from justkernel.cli.common import console, settings_or_exit
 
 
 def check_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Report each capability of this machine: present or missing, and how to fix it."""
-    caps = local_capabilities()
+    caps = local_capabilities() + host_capabilities(settings_or_exit().hosts_file)
     if as_json:
         typer.echo(json.dumps({"capabilities": [c.to_dict() for c in caps]}, indent=2))
         return

@@ -6,12 +6,14 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from rich.console import Console
 
-from justkernel.lab import Lab, open_lab
 from justkernel.settings.config import ConfigError, Settings, load_settings
+
+if TYPE_CHECKING:
+    from justkernel.lab import Lab
 
 T = TypeVar("T")
 console = Console()
@@ -33,6 +35,8 @@ def settings_or_exit(**overrides: object) -> Settings:
 
 @asynccontextmanager
 async def lab_context(settings: Settings) -> AsyncIterator[Lab]:
+    from justkernel.lab import open_lab  # the store's imports are heavy; only commands pay
+
     lab = await open_lab(settings)
     try:
         yield lab

@@ -58,6 +58,10 @@ class Settings(BaseSettings):
         gt=0,
         description="Largest bundle (compressed or unpacked) that `import` accepts.",
     )
+    hosts_file: Path = Field(
+        default=Path("hosts.toml"),
+        description="Remote worker hosts (SSH); a missing file means local workers only.",
+    )
     models_local_file: Path = Field(
         default=Path("models.local.toml"),
         description="User model presets, written by the dashboard; gitignored.",

@@ -1,0 +1,1 @@
+"""Where jobs run: the local pool and remote hosts."""
