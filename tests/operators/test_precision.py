@@ -1,0 +1,92 @@
+"""The CANN-style precision check reports ratios, errors and indices correctly."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from justkernel.operators import (
+    InputPack,
+    OperatorDefinition,
+    check_case_outputs,
+    compare_output,
+)
+
+
+def test_crafted_failures_are_reported(definition: OperatorDefinition) -> None:
+    f32 = definition.precision_for("float32")
+    golden = np.linspace(1.0, 2.0, 20_000, dtype=np.float32)
+    out = golden.copy()
+    out[[3, 70, 900, 901, 15_000, 19_999]] += np.float32(0.01)
+    out[42] = golden[42] * np.float32(1 + 5e-5)  # within rtol: not a failure
+    result = compare_output("output0", out, golden, f32)
+    assert result.failures == 6
+    assert result.allowed_failures == 2
+    assert not result.passed
+    assert math.isclose(result.error_ratio, 6 / 20_000)
+    assert result.first_failures == (3, 70, 900, 901, 15_000)
+    assert math.isclose(result.max_abs_error, 0.01, rel_tol=1e-3)
+    assert math.isclose(result.max_rel_error, 0.01 / float(golden[3]), rel_tol=1e-3)
+    assert result.nan_count == 0
+
+
+def test_ratio_allowance_only_for_large_outputs(definition: OperatorDefinition) -> None:
+    f32 = definition.precision_for("float32")
+    big = np.ones(20_000, dtype=np.float32)
+    two_bad = big.copy()
+    two_bad[[5, 6]] = 2.0
+    assert compare_output("o", two_bad, big, f32).passed  # 2 <= 1e-4 * 20000
+    small = np.ones(9_999, dtype=np.float32)
+    one_bad = small.copy()
+    one_bad[0] = 2.0
+    assert not compare_output("o", one_bad, small, f32).passed  # under 10,000: zero allowed
+
+
+def test_tolerance_edges(definition: OperatorDefinition) -> None:
+    f32 = definition.precision_for("float32")
+    golden = np.array([0.0, 100.0, 100.0], dtype=np.float64)
+    out = np.array([1e-4 * 0.99, 100.0 + 0.0101 * 0.99, 100.0 + 0.0101 * 1.01])
+    result = compare_output("o", out, golden, f32)
+    assert result.first_failures == (2,)
+
+
+def test_nan_fails_and_equal_infinities_match(definition: OperatorDefinition) -> None:
+    f16 = definition.precision_for("float16")
+    golden = np.array([1.0, np.inf, -np.inf, 3.0], dtype=np.float16)
+    out = np.array([np.nan, np.inf, -np.inf, 3.002], dtype=np.float16)
+    result = compare_output("o", out, golden, f16)
+    assert result.failures == 1 and result.first_failures == (0,) and result.nan_count == 1
+    assert result.to_dict()["first_failures"] == [0]
+    inf_out = np.array([1.0, np.inf, np.inf, 3.0], dtype=np.float16)
+    flipped = compare_output("o", inf_out, golden, f16)
+    assert flipped.first_failures == (2,)
+    assert flipped.to_dict()["max_abs_error"] is None  # inf shown as missing, never as 0
+
+
+def test_shape_mismatch_fails(definition: OperatorDefinition) -> None:
+    f32 = definition.precision_for("float32")
+    result = compare_output("o", np.zeros(3), np.zeros(4), f32)
+    assert not result.passed and "shape" in result.message
+
+
+def test_output_folder_checks(
+    local_pack: InputPack, definition: OperatorDefinition, tmp_path: Path
+) -> None:
+    case_id = "c15_small_bcast_f32"
+    golden_dir = local_pack.golden_dir(case_id)
+    (tmp_path / "output0.bin").write_bytes((golden_dir / "output0.bin").read_bytes())
+    missing = check_case_outputs(local_pack, case_id, tmp_path, definition)
+    assert not missing.passed
+    assert [o.passed for o in missing.outputs] == [True, False]
+    assert "not written" in missing.message
+    (tmp_path / "output1.bin").write_bytes(b"\0" * 4)
+    short = check_case_outputs(local_pack, case_id, tmp_path, definition)
+    assert not short.passed and "bytes" in short.outputs[1].message
+    out1 = local_pack.load_golden(case_id)[1].copy()
+    out1.ravel()[3] = np.float32(np.nan)
+    out1.astype("<f4").tofile(tmp_path / "output1.bin")
+    one_nan = check_case_outputs(local_pack, case_id, tmp_path, definition)
+    assert one_nan.outputs[1].first_failures == (3,)
+    assert one_nan.outputs[1].nan_count == 1
