@@ -1,0 +1,1 @@
+"""Agent teams: model providers, the offline playbook model, tools and the harness."""

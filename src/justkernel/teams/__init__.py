@@ -1,0 +1,1 @@
+"""Teams: their git workspaces and their registry."""
