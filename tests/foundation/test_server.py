@@ -114,12 +114,12 @@ def test_sse_streams_live_events_and_resumes_from_last_event_id(dirs: tuple[Path
             [
                 sys.executable,
                 "-c",
-                "import asyncio, sys; from tests.foundation.test_server import _append;"
-                f"asyncio.run(_append(Path(sys.argv[1]), Path(sys.argv[2]), {run_id!r}, 20, 15))".replace(
-                    "import asyncio", "from pathlib import Path; import asyncio"
-                ),
+                "import asyncio, sys; from pathlib import Path;"
+                "from tests.foundation.test_server import _append;"
+                "asyncio.run(_append(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], 20, 15))",
                 str(data),
                 str(config),
+                run_id,
             ],
             cwd=Path(__file__).resolve().parents[2],
         )

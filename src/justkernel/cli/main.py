@@ -21,9 +21,9 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from justkernel.cli import check_cmd, secrets_cmds, serve_cmd
+    from justkernel.cli import bundle_cmds, check_cmd, secrets_cmds, serve_cmd
 
-    for module in (serve_cmd, check_cmd, secrets_cmds):
+    for module in (serve_cmd, bundle_cmds, check_cmd, secrets_cmds):
         module.register(app)
 
 

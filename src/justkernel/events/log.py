@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import insert, select, update
@@ -22,6 +22,7 @@ from justkernel.store.runs import UnknownRun, utc_now_iso
 from justkernel.store.schema import events, runs
 
 READ_PAGE = 1000
+MAX_GROUP = 256  # appends per group-commit transaction
 POLL_SECONDS = 1.0  # picks up events appended by another process sharing the database
 
 
@@ -36,6 +37,25 @@ class NewEvent:
     kind: str
     payload: dict[str, Any]
     team: str | None = None
+
+
+@dataclass(slots=True)
+class _PendingAppend:
+    run_id: str
+    items: list[NewEvent]
+    future: asyncio.Future[list[Event]]
+
+
+def _event_row(event: Event) -> dict[str, Any]:
+    return {
+        "run_id": event.run_id,
+        "seq": event.seq,
+        "kind": event.kind,
+        "team": event.team,
+        "ts": event.ts,
+        "schema_version": event.schema_version,
+        "payload": event.payload_json,
+    }
 
 
 def _row_to_event(row: Any) -> Event:
@@ -54,6 +74,8 @@ class EventLog:
     def __init__(self, db: Database, bus: EventBus | None = None) -> None:
         self._db = db
         self.bus = bus or EventBus()
+        self._pending: list[_PendingAppend] = []
+        self._flusher: asyncio.Task[None] | None = None
 
     async def append(
         self, run_id: str, kind: str, payload: dict[str, Any], team: str | None = None
@@ -62,56 +84,97 @@ class EventLog:
         return event
 
     async def append_many(self, run_id: str, items: Sequence[NewEvent]) -> list[Event]:
-        """Append several events of one run atomically, with consecutive sequence numbers."""
+        """Append several events of one run atomically, with consecutive sequence numbers.
+
+        Concurrent appends are grouped into one transaction (group commit): each round trip
+        to the database costs far more than the rows it carries.
+        """
         if not items:
             return []
         for item in items:
             if not item.kind or len(item.kind) > 64:
                 raise ValueError(f"event kind must be 1-64 characters, got {item.kind!r}")
+        future: asyncio.Future[list[Event]] = asyncio.get_running_loop().create_future()
+        self._pending.append(_PendingAppend(run_id, list(items), future))
+        if self._flusher is None or self._flusher.done():
+            # a task of its own, so a caller that is cancelled cannot abort others' writes
+            self._flusher = asyncio.create_task(self._flush_pending())
+        return await asyncio.shield(future)
+
+    async def _flush_pending(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending[:MAX_GROUP], self._pending[MAX_GROUP:]
+            try:
+                written = await self._write_group(batch)
+            except Exception as exc:  # the whole transaction rolled back: every caller learns why
+                for pending in batch:
+                    if not pending.future.done():
+                        pending.future.set_exception(exc)
+                continue
+            published = [v for v in written.values() if not isinstance(v, Exception)]
+            self.bus.publish(sorted((e for v in published for e in v), key=lambda e: e.seq))
+            for index, pending in enumerate(batch):
+                if pending.future.done():
+                    continue
+                if isinstance(written.get(index), Exception):
+                    pending.future.set_exception(written[index])  # type: ignore[arg-type]
+                else:
+                    pending.future.set_result(written[index])  # type: ignore[arg-type]
+
+    async def _write_group(self, batch: list[_PendingAppend]) -> dict[int, Any]:
+        """One transaction for many appends: one counter update per run, one insert for all.
+
+        A bad run (unknown, read-only) fails only the appends aimed at it.
+        """
+        by_run: dict[str, list[int]] = {}
+        for index, pending in enumerate(batch):
+            by_run.setdefault(pending.run_id, []).append(index)
+        results: dict[int, Any] = {}
+        rows: list[dict[str, Any]] = []
+        ts = utc_now_iso()
         async with self._db.writer.begin() as conn:
-            row = (
-                await conn.execute(
-                    update(runs)
-                    .where(runs.c.id == run_id)
-                    .values(last_seq=runs.c.last_seq + len(items))
-                    .returning(runs.c.last_seq, runs.c.read_only)
-                )
-            ).one_or_none()
-            if row is None:
-                raise UnknownRun(run_id)
-            if row.read_only:
-                raise ReadOnlyRun(f"run {run_id} is a read-only replay")
-            first = row.last_seq - len(items) + 1
-            ts = utc_now_iso()
-            new = [
-                Event(
-                    run_id=run_id,
-                    seq=first + i,
-                    kind=item.kind,
-                    team=item.team,
-                    ts=ts,
-                    schema_version=EVENT_SCHEMA_VERSION,
-                    payload_json=encode_payload(item.payload),
-                )
-                for i, item in enumerate(items)
-            ]
-            await conn.execute(
-                insert(events),
-                [
-                    {
-                        "run_id": e.run_id,
-                        "seq": e.seq,
-                        "kind": e.kind,
-                        "team": e.team,
-                        "ts": e.ts,
-                        "schema_version": e.schema_version,
-                        "payload": e.payload_json,
-                    }
-                    for e in new
-                ],
-            )
-        self.bus.publish(new)
-        return new
+            for run_id, indices in by_run.items():
+                total = sum(len(batch[i].items) for i in indices)
+                row = (
+                    await conn.execute(
+                        update(runs)
+                        .where(runs.c.id == run_id, runs.c.read_only.is_(False))
+                        .values(last_seq=runs.c.last_seq + total)
+                        .returning(runs.c.last_seq)
+                    )
+                ).one_or_none()
+                if row is None:
+                    refusal = await self._refusal(conn, run_id)
+                    results.update(dict.fromkeys(indices, refusal))
+                    continue
+                seq = row.last_seq - total
+                for index in indices:
+                    new = []
+                    for item in batch[index].items:
+                        seq += 1
+                        new.append(
+                            Event(
+                                run_id=run_id,
+                                seq=seq,
+                                kind=item.kind,
+                                team=item.team,
+                                ts=ts,
+                                schema_version=EVENT_SCHEMA_VERSION,
+                                payload_json=encode_payload(item.payload),
+                            )
+                        )
+                    rows.extend(_event_row(e) for e in new)
+                    results[index] = new
+            if rows:
+                await conn.execute(insert(events), rows)
+        return results
+
+    @staticmethod
+    async def _refusal(conn: Any, run_id: str) -> Exception:
+        exists = (await conn.execute(select(runs.c.id).where(runs.c.id == run_id))).one_or_none()
+        if exists is None:
+            return UnknownRun(run_id)
+        return ReadOnlyRun(f"run {run_id} is a read-only replay")
 
     async def insert_verbatim(self, run_id: str, items: Sequence[Event]) -> None:
         """Load already-sequenced events (an import) exactly as they were; used on new runs."""
@@ -119,19 +182,7 @@ class EventLog:
             return
         async with self._db.writer.begin() as conn:
             await conn.execute(
-                insert(events),
-                [
-                    {
-                        "run_id": run_id,
-                        "seq": e.seq,
-                        "kind": e.kind,
-                        "team": e.team,
-                        "ts": e.ts,
-                        "schema_version": e.schema_version,
-                        "payload": e.payload_json,
-                    }
-                    for e in items
-                ],
+                insert(events), [_event_row(replace(e, run_id=run_id)) for e in items]
             )
             await conn.execute(
                 update(runs).where(runs.c.id == run_id).values(last_seq=max(e.seq for e in items))

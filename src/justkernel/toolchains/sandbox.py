@@ -1,0 +1,321 @@
+"""Run untrusted candidate code (native binaries, valgrind) so that it can harm nothing.
+
+    result = await run_sandboxed(["/sandbox/bin/prog", "case3"], ro_binds={"bin": build_dir,
+                                 "in": case_dir}, rw_dir=job_out, limits=SandboxLimits())
+
+Layers, outermost first, and why each is there:
+
+1. Wall clock, kill and reap (`sandbox_exec`, `sandbox_reaper`). A new session per run,
+   under a small subreaper that wait()s for every process of the run, so CPU time covers
+   the whole tree and no zombie is left to the host's init. On timeout (or cancellation)
+   the sandbox's pid-namespace init is SIGKILLed, which makes the kernel kill everything in
+   the namespace; then the process group if needed. Before returning, `ensure_gone` checks
+   that no process is left in the namespace (nor, as root, with the run's uid).
+2. `prlimit` (util-linux): RLIMIT_CPU (SIGXCPU), RLIMIT_AS, RLIMIT_FSIZE (SIGXFSZ),
+   RLIMIT_CORE=0, RLIMIT_NOFILE, RLIMIT_NPROC. Set before the uid drop so they cannot be
+   raised again. RLIMIT_NPROC counts per real uid, hence a uid per run (next layer).
+3. `setpriv --reuid --regid --clear-groups` (root only): drop to a uid leased from a pool of
+   unused uids (61000-61063, `sandbox_host`), so concurrent sandboxes have separate process
+   budgets and cannot signal each other, and nothing else on the host shares the uid (as it
+   would with `nobody`). When the lab runs as a normal user this layer is skipped (it is
+   unprivileged already) and RLIMIT_NPROC is raised by the number of processes the user
+   already has, since the kernel counts those too.
+4. `bwrap` as that uid: new user, pid, net, ipc, uts and cgroup namespaces (no network, not
+   even loopback), nested user namespaces disabled, cleared fixed environment, new session,
+   dies with its parent. The root is an empty tmpfs made read-only, with /usr (and its
+   /bin, /lib* aliases) read-only, a fresh /proc and minimal /dev, no /etc at all (so no
+   /etc/shadow or host config), a private size-capped /tmp, the caller's read-only binds at
+   fixed paths under /sandbox, and one writable folder, /sandbox/out. Paths are fixed so
+   that cachegrind's counts and output file are bit-identical wherever the job lives.
+5. seccomp deny-list (`sandbox_seccomp`): mount, ptrace, bpf, io_uring, keyrings, ... kill
+   the process with SIGSYS, reported as `sandbox_violation`.
+
+bwrap runs as the unprivileged uid rather than as root with the drop inside, so that no
+process of the sandbox is ever root and nested user namespaces can be disabled. The price:
+the sandbox uid must be able to reach every bound host path (folders on the way need o+x,
+bound content o+r); a private parent such as /tmp/pytest-of-root fails with a clear
+`SandboxSetupError`. The output folder is chowned to the uid for the run and back after.
+
+Nothing runs unsandboxed: a missing tool or unusable user namespaces raise
+`SandboxUnavailable`; a caller mistake (missing program, bad cwd or bind) raises
+`SandboxSetupError` before anything starts. What the candidate did is in the status:
+
+- ok: exit 0.  nonzero_exit: any other exit code.  timeout: the wall clock ran out.
+- crashed: killed by a signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, ...; also an RLIMIT_AS
+  failure that the program turned into a crash, which cannot be told apart).
+- resource_limit: SIGXCPU or SIGKILL at the CPU limit (`resource="cpu"`), SIGXFSZ
+  (`"file_size"`), valgrind out of memory (`"address_space"`).
+- sandbox_violation: SIGSYS from the seccomp filter, exit code `VIOLATION_EXIT_CODE` (a
+  harness reporting an escape attempt), or the output folder held a symlink, fifo, socket,
+  device or setuid file when handed back (removed before the host reads anything).
+  Takes precedence over every other status.
+
+bwrap reports a command killed by signal N as exit code 128+N, like a shell; a program that
+exits with 128+N itself looks the same (either way it failed).
+
+Known limits: memory is capped per process (RLIMIT_AS), not per sandbox (no cgroups); the
+output folder's total size is bounded only by RLIMIT_FSIZE per file and the wall clock;
+/proc shows host-wide facts such as /proc/cpuinfo and /proc/meminfo.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from justkernel.toolchains import sandbox_host, sandbox_seccomp
+from justkernel.toolchains.sandbox_command import DEFAULT_CWD, DEFAULT_ENV, Tools, build_command
+from justkernel.toolchains.sandbox_exec import Channels, RawRun, supervise
+from justkernel.toolchains.sandbox_paths import SandboxView
+from justkernel.toolchains.sandbox_types import (
+    SANDBOX_OUT,
+    SANDBOX_ROOT,
+    VIOLATION_EXIT_CODE,
+    CapturedStream,
+    SandboxError,
+    SandboxLimits,
+    SandboxResult,
+    SandboxSetupError,
+    SandboxStatus,
+    SandboxUnavailable,
+)
+
+__all__ = [
+    "SANDBOX_OUT",
+    "SANDBOX_ROOT",
+    "VIOLATION_EXIT_CODE",
+    "CapturedStream",
+    "SandboxError",
+    "SandboxLimits",
+    "SandboxResult",
+    "SandboxSetupError",
+    "SandboxStatus",
+    "SandboxUnavailable",
+    "find_tools",
+    "run_sandboxed",
+    "sandbox_capabilities",
+]
+
+_VALGRIND_OOM = "Valgrind's memory management: out of memory"
+
+
+def _is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def find_tools() -> Tools:
+    """The layer tools on PATH; SandboxUnavailable naming every missing one."""
+    need = ["prlimit", "bwrap"] + (["setpriv"] if _is_root() else [])
+    found = {name: shutil.which(name) for name in need}
+    missing = [name for name, path in found.items() if path is None]
+    if missing:
+        raise SandboxUnavailable(
+            f"sandbox tools missing: {', '.join(missing)} "
+            "(Debian/Ubuntu: apt-get install bubblewrap util-linux)"
+        )
+    return Tools(prlimit=found["prlimit"], bwrap=found["bwrap"], setpriv=found.get("setpriv"))  # type: ignore[arg-type]
+
+
+def _classify(
+    raw: RawRun, limits: SandboxLimits, violations: list[str]
+) -> tuple[SandboxStatus, int | None, int | None, str | None]:
+    """(status, exit_code, signal, resource) from what was seen; the mapping in the docstring."""
+    code, sig = raw.exit_code, raw.killed_by
+    if code is not None and 128 < code <= 128 + signal.SIGRTMAX:
+        code, sig = None, code - 128
+    if sig == signal.SIGSYS:
+        violations.append("killed by the seccomp filter (forbidden syscall)")
+    if code == VIOLATION_EXIT_CODE:
+        violations.append(f"the program reported an escape attempt (exit {code})")
+    if violations:
+        return SandboxStatus.SANDBOX_VIOLATION, code, sig, None
+    if raw.timed_out:
+        return SandboxStatus.TIMEOUT, code, sig, None
+    at_cpu_limit = (raw.cpu_seconds or 0.0) >= limits.cpu_seconds
+    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and at_cpu_limit):
+        return SandboxStatus.RESOURCE_LIMIT, code, sig, "cpu"
+    if sig == signal.SIGXFSZ:
+        return SandboxStatus.RESOURCE_LIMIT, code, sig, "file_size"
+    if sig is not None:
+        return SandboxStatus.CRASHED, code, sig, None
+    if code and _VALGRIND_OOM in raw.stderr.text:
+        return SandboxStatus.RESOURCE_LIMIT, code, sig, "address_space"
+    if code:
+        return SandboxStatus.NONZERO_EXIT, code, sig, None
+    return SandboxStatus.OK, code, sig, None
+
+
+async def run_sandboxed(
+    argv: Sequence[str],
+    *,
+    ro_binds: Mapping[str, Path] | None = None,
+    rw_dir: Path,
+    limits: SandboxLimits | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> SandboxResult:
+    """Run `argv` inside the sandbox and report what happened.
+
+    `argv` and `cwd` are sandbox paths. `ro_binds` maps a sandbox path under /sandbox (or a
+    bare name: "in" -> /sandbox/in) to a host file or folder mounted read-only there.
+    `rw_dir` (an existing host folder, best a fresh one: all in it ends up owned by its
+    owner) is mounted at /sandbox/out, the only writable place besides a private /tmp.
+    `env` is added to the fixed `DEFAULT_ENV`; `cwd` defaults to /sandbox (read-only).
+    Raises SandboxUnavailable / SandboxSetupError; never runs the command without every
+    layer.
+    """
+    if not argv:
+        raise SandboxSetupError("empty argv")
+    limits = limits or SandboxLimits()
+    tools = find_tools()
+    view = SandboxView.of(ro_binds, rw_dir)
+    for host in (*view.binds.values(), view.rw_dir):
+        if not host.exists():
+            raise SandboxSetupError(f"sandbox bind source does not exist: {host}")
+    full_env = {**DEFAULT_ENV, **(env or {})}
+    cwd = cwd or DEFAULT_CWD
+    view.check(argv, cwd, full_env.get("PATH", ""))
+    root = _is_root()
+    lease = sandbox_host.lease_uid() if root else contextlib.nullcontext(os.getuid())
+    async with lease as uid:
+        gid = uid if root else os.getgid()
+        if root:  # bwrap runs as the sandbox uid: it must reach every bound path
+            for host in view.binds.values():
+                sandbox_host.check_reachable(host, uid, gid, read=True)
+            sandbox_host.check_reachable(view.rw_dir, uid, gid, read=False)
+        nproc = limits.processes + (0 if root else sandbox_host.count_own_processes())
+        handover = sandbox_host.Handover.lend(view.rw_dir, uid if root else None, gid)
+        seccomp_fd: int | None = None
+        raw: RawRun | None = None
+        try:
+            bpf = sandbox_seccomp.deny_filter() if limits.seccomp else None
+            seccomp_fd = _memfd(bpf) if bpf is not None else None
+            channels = Channels.open()
+            cmd = channels.reaper_argv() + build_command(
+                tools,
+                argv,
+                ro_binds={dest: str(host) for dest, host in view.binds.items()},
+                rw_dir=str(view.rw_dir),
+                limits=limits,
+                nproc=nproc,
+                env=full_env,
+                cwd=cwd,
+                uid_gid=(uid, gid) if root else None,
+                info_fd=channels.info_w,
+                seccomp_fd=seccomp_fd,
+            )
+            raw = await supervise(
+                cmd,
+                channels=channels,
+                pass_fds=() if seccomp_fd is None else (seccomp_fd,),
+                wall_seconds=limits.wall_seconds,
+                cap=limits.capture_bytes,
+            )
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
+            ns = raw.pid_namespace if raw is not None else None
+            await sandbox_host.ensure_gone(ns, uid if root else None)
+            violations = handover.take_back(chown=root)
+    if not raw.started:
+        _raise_setup_failure(raw.stderr)
+    status, code, sig, resource = _classify(raw, limits, violations)
+    return SandboxResult(
+        status=status,
+        exit_code=code,
+        signal=sig,
+        wall_seconds=raw.wall_seconds,
+        cpu_seconds=raw.cpu_seconds,
+        stdout=raw.stdout,
+        stderr=raw.stderr,
+        command=cmd,
+        sandbox_argv=list(argv),
+        sandbox_uid=uid,
+        resource=resource,
+        violations=violations,
+    )
+
+
+def _memfd(data: bytes) -> int:
+    """An inheritable fd holding `data` from offset 0 (for bwrap --seccomp)."""
+    fd = os.memfd_create("justkernel-seccomp", 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _raise_setup_failure(stderr: CapturedStream) -> None:
+    text = stderr.text.strip()
+    if "namespace" in text or "Operation not permitted" in text:
+        raise SandboxUnavailable(f"bwrap could not create the sandbox: {text}")
+    raise SandboxSetupError(f"sandbox setup failed: {text}")
+
+
+def sandbox_capabilities() -> dict[str, object]:
+    """What this host offers, for `justkernel check`; `usable` runs a real probe sandbox."""
+    root = _is_root()
+    caps: dict[str, object] = {
+        "root": root,
+        "bwrap": shutil.which("bwrap"),
+        "prlimit": shutil.which("prlimit"),
+        "setpriv": shutil.which("setpriv"),
+        "valgrind": shutil.which("valgrind"),
+        "seccomp_arch": sandbox_seccomp.machine(),
+        "seccomp": sandbox_seccomp.deny_filter() is not None,
+        "uid_pool": (
+            f"{sandbox_host.UID_BASE}-{sandbox_host.UID_BASE + sandbox_host.UID_COUNT - 1}"
+            if root
+            else None
+        ),
+    }
+    try:
+        tools = find_tools()
+    except SandboxUnavailable as e:
+        return {**caps, "user_namespaces": None, "usable": False, "error": str(e)}
+    ok, error = _probe(tools, root)
+    return {**caps, "user_namespaces": ok, "usable": ok, "error": error}
+
+
+def _probe(tools: Tools, root: bool) -> tuple[bool, str | None]:
+    """Run `true` through every layer, seccomp included (as a leased pool uid when root)."""
+    lease = sandbox_host.lease_uid_now() if root else (os.getuid(), None)
+    if lease is None:
+        return True, None  # every pool uid is running a sandbox right now: it works
+    uid, lock_fd = lease
+    gid = uid if root else os.getgid()
+    bpf = sandbox_seccomp.deny_filter()
+    seccomp_fd = _memfd(bpf) if bpf is not None else None
+    info_r, info_w = os.pipe()
+    try:
+        with tempfile.TemporaryDirectory(prefix="jk-sandbox-probe-") as tmp:
+            os.chmod(tmp, 0o755)
+            cmd = build_command(
+                tools,
+                ["/bin/true"],
+                ro_binds={},
+                rw_dir=tmp,
+                limits=SandboxLimits(),
+                nproc=SandboxLimits().processes + (0 if root else 4096),
+                env=DEFAULT_ENV,
+                cwd=DEFAULT_CWD,
+                uid_gid=(uid, gid) if root else None,
+                info_fd=info_w,
+                seccomp_fd=seccomp_fd,
+            )
+            fds = (info_w,) if seccomp_fd is None else (info_w, seccomp_fd)
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=20, pass_fds=fds)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, str(e)
+    finally:
+        for fd in (info_r, info_w, seccomp_fd, lock_fd):
+            if fd is not None:
+                os.close(fd)
+    if r.returncode != 0:
+        return False, r.stderr.strip() or f"exit {r.returncode}"
+    return True, None

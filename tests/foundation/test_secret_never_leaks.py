@@ -1,0 +1,83 @@
+"""A secret written through the secrets store never shows up where it must not: the database
+file, the logs, an export, or any API response."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from justkernel.lab import open_lab
+from justkernel.settings.config import Settings
+from justkernel.settings.secrets import SecretsStore
+from tests.support.server import running_server, server_env
+
+SECRET = "sk-leakcheck-7Hq2ZpX9vK4mN8rT1wYb"
+
+
+async def _populate(data: Path, config: Path) -> str:
+    lab = await open_lab(Settings(data_dir=data, config_dir=config))
+    try:
+        lab.secrets.set("qwen_api_key", SECRET)
+        key = lab.secrets.get("qwen_api_key")
+        assert key is not None
+        run = await lab.runs.create("leak check", meta={"model": "qwen"})
+        # parts log and record things that are *about* the secret, never the secret itself
+        await lab.events.append(run.id, "model.configured", {"model": "qwen", "key": f"{key}"})
+        await lab.events.append(run.id, "note", {"text": repr(key)})
+        return run.id
+    finally:
+        await lab.close()
+
+
+def _files_under(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file()]
+
+
+def test_secret_is_absent_from_database_logs_export_and_api(tmp_path: Path) -> None:
+    data, config = tmp_path / "data", tmp_path / "config"
+    run_id = asyncio.run(_populate(data, config))
+    token = "a" * 32
+    bodies: list[str] = []
+    with running_server(data, config, JUSTKERNEL_API_TOKEN=token) as srv:
+        api = httpx.Client(base_url=srv.base_url, headers={"Authorization": f"Bearer {token}"})
+        for path in (
+            "/health",
+            "/api/runs",
+            f"/api/runs/{run_id}",
+            f"/api/runs/{run_id}/events",
+            "/",
+            "/app.js",
+        ):
+            response = api.get(path)
+            assert response.status_code == 200, path
+            bodies.append(response.text + str(response.headers))
+        with api.stream("GET", f"/api/runs/{run_id}/stream") as stream:
+            for line in stream.iter_lines():
+                bodies.append(line)
+                if line.startswith("data:") and '"seq":2' in line:
+                    break
+        bodies.extend(srv.output)
+
+    bundle = tmp_path / "run.jkb"
+    exported = subprocess.run(
+        [sys.executable, "-m", "justkernel.cli.main", "export", run_id, "--output", str(bundle)],
+        env=server_env(data, config),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert exported.returncode == 0, exported.stderr
+    assert bundle.stat().st_size > 0
+
+    secret = SECRET.encode()
+    assert all(SECRET not in body for body in bodies)
+    assert secret not in bundle.read_bytes()
+    for path in _files_under(data):  # database (+ WAL), logs, blobs
+        assert secret not in path.read_bytes(), path
+    # and the store itself still has it, encrypted
+    assert SecretsStore(config).get("qwen_api_key").reveal() == SECRET  # type: ignore[union-attr]
+    assert all(secret not in p.read_bytes() for p in _files_under(config))

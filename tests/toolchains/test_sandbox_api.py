@@ -1,0 +1,167 @@
+"""The sandbox API around the hostile cases: statuses, the sandbox's view, capture, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from justkernel.toolchains import sandbox_seccomp
+from justkernel.toolchains.sandbox import (
+    VIOLATION_EXIT_CODE,
+    SandboxLimits,
+    SandboxSetupError,
+    SandboxStatus,
+    SandboxUnavailable,
+    run_sandboxed,
+    sandbox_capabilities,
+)
+from justkernel.toolchains.sandbox_command import DEFAULT_ENV
+
+pytestmark = pytest.mark.timeout(60)
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="the uid pool is used only as root")
+
+
+async def sh(work: Path, script: str, **kw: object) -> object:
+    return await run_sandboxed(["/bin/sh", "-c", script], rw_dir=work / "out", **kw)  # type: ignore[arg-type]
+
+
+async def test_exit_codes_map_to_ok_and_nonzero_exit(work: Path) -> None:
+    ok = await sh(work, "true")
+    assert (ok.status, ok.exit_code, ok.signal) == (SandboxStatus.OK, 0, None)
+    assert ok.ok and ok.cpu_seconds is not None
+    bad = await sh(work, "exit 7")
+    assert (bad.status, bad.exit_code) == (SandboxStatus.NONZERO_EXIT, 7)
+    reported = await sh(work, f"exit {VIOLATION_EXIT_CODE}")
+    assert reported.status is SandboxStatus.SANDBOX_VIOLATION
+    aborted = await sh(work, "kill -ABRT $$")
+    assert (aborted.status, aborted.signal_name) == (SandboxStatus.CRASHED, "SIGABRT")
+
+
+async def test_environment_is_fixed_and_host_free(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JK_HOST_SECRET", "do-not-leak")
+    r = await run_sandboxed(["/usr/bin/env"], rw_dir=work / "out", env={"OMP_NUM_THREADS": "1"})
+    seen = dict(line.split("=", 1) for line in r.stdout.text.splitlines())
+    assert seen == {**DEFAULT_ENV, "OMP_NUM_THREADS": "1", "PWD": "/sandbox"}  # PWD: bwrap
+
+
+async def test_the_sandbox_sees_a_minimal_fixed_world(work: Path) -> None:
+    script = (
+        "id -u; pwd; hostname; ls /; ls /sandbox; grep -E '^(Cap|NoNewPrivs)' /proc/self/status"
+    )
+    r = await sh(work, script)
+    lines = r.stdout.text.splitlines()
+    assert int(lines[0]) != 0
+    assert lines[1:3] == ["/sandbox", "sandbox"]
+    top = set(lines[3 : lines.index("out")])
+    system = {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr"}
+    assert top <= system | {"dev", "proc", "sandbox", "tmp"}
+    assert "etc" not in top and "root" not in top and "home" not in top
+    assert "CapEff:\t0000000000000000" in lines
+    assert "NoNewPrivs:\t1" in lines
+
+
+async def test_output_is_capped_keeping_head_and_tail(work: Path) -> None:
+    r = await sh(work, "seq 1 100000", limits=SandboxLimits(capture_bytes=1000))
+    assert r.stdout.truncated
+    assert r.stdout.total_bytes == len("".join(f"{i}\n" for i in range(1, 100001)))
+    assert r.stdout.text.startswith("1\n2\n3\n")
+    assert r.stdout.text.endswith("99999\n100000\n")
+    assert re.search(r"\[\.\.\. \d+ bytes omitted \.\.\.\]", r.stdout.text)
+    assert len(r.stdout.text) < 1100
+
+
+async def test_command_is_recorded_for_the_receipt(work: Path) -> None:
+    r = await run_sandboxed(
+        ["/bin/true"], ro_binds={"in": work / "in"}, rw_dir=work / "out", cwd="/sandbox/in"
+    )
+    cmd = " ".join(r.command)
+    for part in ("prlimit", "--nproc=", "bwrap", "--unshare-all", "--disable-userns"):
+        assert part in cmd
+    assert f"--ro-bind {work / 'in'} /sandbox/in" in cmd
+    assert f"--bind {work / 'out'} /sandbox/out" in cmd
+    assert r.command[-2:] == ["--", "/bin/true"]
+    assert r.sandbox_argv == ["/bin/true"]
+
+
+@root_only
+async def test_concurrent_runs_get_their_own_uid(work: Path) -> None:
+    outs = []
+    for i in range(3):
+        (work / f"out{i}").mkdir(mode=0o755)
+        outs.append(work / f"out{i}")
+    results = await asyncio.gather(
+        *(run_sandboxed(["/bin/sh", "-c", "sleep 0.2"], rw_dir=o) for o in outs)
+    )
+    assert all(r.ok for r in results)
+    assert len({r.sandbox_uid for r in results}) == 3
+
+
+@root_only
+async def test_unreachable_host_path_is_a_setup_error(work: Path) -> None:
+    private = work / "private"
+    (private / "in").mkdir(parents=True)
+    private.chmod(0o700)
+    with pytest.raises(SandboxSetupError, match="cannot traverse"):
+        await run_sandboxed(["/bin/true"], ro_binds={"in": private / "in"}, rw_dir=work / "out")
+
+
+async def test_bad_binds_are_setup_errors(work: Path) -> None:
+    for dest in ("out", "/sandbox/out/x", "../etc", "/etc", "/sandbox"):
+        with pytest.raises(SandboxSetupError):
+            await run_sandboxed(["/bin/true"], ro_binds={dest: work / "in"}, rw_dir=work / "out")
+    with pytest.raises(SandboxSetupError, match="does not exist"):
+        await run_sandboxed(["/bin/true"], ro_binds={"in": work / "nope"}, rw_dir=work / "out")
+    with pytest.raises(SandboxSetupError, match="inside the output"):
+        await run_sandboxed(["/bin/true"], ro_binds={"in": work / "out"}, rw_dir=work / "out")
+
+
+async def test_caller_mistakes_are_setup_errors_not_candidate_failures(work: Path) -> None:
+    with pytest.raises(SandboxSetupError, match="program not found"):
+        await run_sandboxed(
+            ["/sandbox/in/not-built"], ro_binds={"in": work / "in"}, rw_dir=work / "out"
+        )
+    with pytest.raises(SandboxSetupError, match="program not found"):
+        await run_sandboxed(["no-such-tool"], rw_dir=work / "out")
+    with pytest.raises(SandboxSetupError, match="working folder"):
+        await run_sandboxed(["/bin/true"], rw_dir=work / "out", cwd="/sandbox/out/missing")
+    found = await run_sandboxed(["valgrind", "--version"], rw_dir=work / "out", cwd="/tmp")
+    assert found.ok or found.status is SandboxStatus.NONZERO_EXIT  # resolved on PATH
+
+
+async def test_missing_tools_refuse_to_run(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(work / "in"))  # an empty folder: no bwrap, no prlimit
+    with pytest.raises(SandboxUnavailable, match="bwrap"):
+        await run_sandboxed(["/bin/true"], rw_dir=work / "out")
+    assert sandbox_capabilities()["usable"] is False
+
+
+def test_capabilities_report_a_working_sandbox(sandbox_root: Path) -> None:
+    caps = sandbox_capabilities()
+    assert caps["usable"] is True, caps["error"]
+    assert caps["bwrap"] and caps["prlimit"] and caps["user_namespaces"] is True
+
+
+def test_seccomp_tables_match_the_system_headers() -> None:
+    headers = {
+        "x86_64": Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
+        "aarch64": Path("/usr/include/asm-generic/unistd.h"),
+    }
+    checked = 0
+    for column, (arch, header) in enumerate(headers.items()):
+        if not header.exists():
+            continue
+        text = header.read_text()
+        for name, numbers in sandbox_seccomp.DENIED_SYSCALLS.items():
+            m = re.search(rf"#define __NR(?:3264)?_{name}\s+(\d+)", text)
+            assert (int(m.group(1)) if m else None) == numbers[column], (arch, name)
+        checked += 1
+    if not checked:
+        pytest.skip("no kernel headers installed")
+    assert sandbox_seccomp.deny_filter("x86_64") and sandbox_seccomp.deny_filter("aarch64")
+    assert sandbox_seccomp.deny_filter("riscv64") is None
