@@ -87,6 +87,25 @@ def _postgres() -> Capability:
     )
 
 
+def _sandbox() -> Capability:
+    from justkernel.toolchains.sandbox import sandbox_capabilities
+
+    caps = sandbox_capabilities()
+    if caps.get("usable"):
+        layers = ["prlimit", "setpriv" if caps.get("root") else None, "bwrap"]
+        if caps.get("seccomp"):
+            layers.append("seccomp")
+        detail = " + ".join(layer for layer in layers if layer)
+        return Capability("sandbox", True, detail, "running candidate code safely")
+    return Capability(
+        "sandbox",
+        False,
+        str(caps.get("error") or "unusable"),
+        "running candidate code safely (no candidate runs without it)",
+        "apt-get install bubblewrap util-linux; allow unprivileged user namespaces",
+    )
+
+
 def local_capabilities() -> list[Capability]:
     return [
         _tool("gcc", ["gcc", "--version"], "compiling CPU candidates", "apt-get install gcc"),
@@ -102,6 +121,7 @@ def local_capabilities() -> list[Capability]:
             "sandboxing candidate code",
             "apt-get install bubblewrap",
         ),
+        _sandbox(),
         _tool(
             "sshd",
             ["/usr/sbin/sshd", "-V"],

@@ -26,10 +26,20 @@ def test_check_json_matches_the_machine(tmp_path: Path) -> None:
     result = _check(tmp_path, "--json")
     assert result.returncode == 0, result.stderr
     caps = {c["name"]: c for c in json.loads(result.stdout)["capabilities"]}
-    assert {"gcc", "valgrind", "bubblewrap", "chromium", "cann", "ssh hosts"} <= caps.keys()
+    assert {
+        "gcc",
+        "valgrind",
+        "bubblewrap",
+        "sandbox",
+        "chromium",
+        "cann",
+        "ssh hosts",
+    } <= caps.keys()
     assert caps["gcc"]["present"] == (shutil.which("gcc") is not None)
     assert caps["valgrind"]["present"] == (shutil.which("valgrind") is not None)
     assert caps["bubblewrap"]["present"] == (shutil.which("bwrap") is not None)
+    if caps["bubblewrap"]["present"] and caps["gcc"]["present"]:
+        assert caps["sandbox"]["present"], caps["sandbox"]
     if not caps["cann"]["present"]:
         assert caps["cann"]["fix"]
     assert "none configured" in caps["ssh hosts"]["detail"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 from starlette.requests import Request
@@ -42,6 +43,9 @@ async def _frames(log: EventLog, run_id: str, after: int) -> AsyncIterator[str]:
     finally:
         if pending is not None:
             pending.cancel()
+            # let the cancelled step finish before closing the generator it is running
+            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                await pending
         await stream.aclose()  # type: ignore[attr-defined]
 
 
