@@ -113,3 +113,23 @@ async def test_payload_text_is_kept_byte_for_byte(lab: Lab) -> None:
     (read_back,) = await lab.events.read(run.id)
     assert read_back.to_json() == written.to_json()
     assert read_back.payload == payload
+
+
+async def test_dedup_key_writes_an_event_once(lab: Lab) -> None:
+    run = await lab.runs.create("dedup")
+    first = await lab.events.append(run.id, "tool.result", {"n": 1}, dedup_key="t1:call_1")
+    again = await lab.events.append(run.id, "tool.result", {"n": 2}, dedup_key="t1:call_1")
+    assert again.to_json() == first.to_json()
+    batch = await lab.events.append_many(
+        run.id,
+        [
+            NewEvent("a", {}, dedup_key="k2"),
+            NewEvent("b", {}),
+            NewEvent("a", {}, dedup_key="k2"),
+            NewEvent("c", {}, dedup_key="t1:call_1"),
+        ],
+    )
+    assert [e.seq for e in batch] == [2, 3, 2, 1]
+    stored = await lab.events.read(run.id)
+    assert [e.seq for e in stored] == [1, 2, 3]
+    assert (await lab.runs.get(run.id)).last_seq == 3

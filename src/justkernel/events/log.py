@@ -37,6 +37,7 @@ class NewEvent:
     kind: str
     payload: dict[str, Any]
     team: str | None = None
+    dedup_key: str | None = None  # the same key in a run is written once
 
 
 @dataclass(slots=True)
@@ -46,8 +47,9 @@ class _PendingAppend:
     future: asyncio.Future[list[Event]]
 
 
-def _event_row(event: Event) -> dict[str, Any]:
+def _event_row(event: Event, dedup_key: str | None = None) -> dict[str, Any]:
     return {
+        "dedup_key": dedup_key,
         "run_id": event.run_id,
         "seq": event.seq,
         "kind": event.kind,
@@ -78,9 +80,17 @@ class EventLog:
         self._flusher: asyncio.Task[None] | None = None
 
     async def append(
-        self, run_id: str, kind: str, payload: dict[str, Any], team: str | None = None
+        self,
+        run_id: str,
+        kind: str,
+        payload: dict[str, Any],
+        team: str | None = None,
+        *,
+        dedup_key: str | None = None,
     ) -> Event:
-        (event,) = await self.append_many(run_id, [NewEvent(kind, payload, team)])
+        """Append one event; with `dedup_key`, an event already written under that key in
+        this run is returned instead of writing a second one."""
+        (event,) = await self.append_many(run_id, [NewEvent(kind, payload, team, dedup_key)])
         return event
 
     async def append_many(self, run_id: str, items: Sequence[NewEvent]) -> list[Event]:
@@ -105,14 +115,13 @@ class EventLog:
         while self._pending:
             batch, self._pending = self._pending[:MAX_GROUP], self._pending[MAX_GROUP:]
             try:
-                written = await self._write_group(batch)
+                written, fresh = await self._write_group(batch)
             except Exception as exc:  # the whole transaction rolled back: every caller learns why
                 for pending in batch:
                     if not pending.future.done():
                         pending.future.set_exception(exc)
                 continue
-            published = [v for v in written.values() if not isinstance(v, Exception)]
-            self.bus.publish(sorted((e for v in published for e in v), key=lambda e: e.seq))
+            self.bus.publish(fresh)
             for index, pending in enumerate(batch):
                 if pending.future.done():
                     continue
@@ -121,7 +130,7 @@ class EventLog:
                 else:
                     pending.future.set_result(written[index])  # type: ignore[arg-type]
 
-    async def _write_group(self, batch: list[_PendingAppend]) -> dict[int, Any]:
+    async def _write_group(self, batch: list[_PendingAppend]) -> tuple[dict[int, Any], list[Event]]:
         """One transaction for many appends: one counter update per run, one insert for all.
 
         A bad run (unknown, read-only) fails only the appends aimed at it.
@@ -131,10 +140,21 @@ class EventLog:
             by_run.setdefault(pending.run_id, []).append(index)
         results: dict[int, Any] = {}
         rows: list[dict[str, Any]] = []
+        fresh: list[Event] = []
         ts = utc_now_iso()
         async with self._db.writer.begin() as conn:
             for run_id, indices in by_run.items():
-                total = sum(len(batch[i].items) for i in indices)
+                existing = await self._existing(
+                    conn, run_id, [it.dedup_key for i in indices for it in batch[i].items]
+                )
+                total = len(
+                    {
+                        it.dedup_key if it.dedup_key is not None else (i, n)
+                        for i in indices
+                        for n, it in enumerate(batch[i].items)
+                        if it.dedup_key is None or it.dedup_key not in existing
+                    }
+                )
                 row = (
                     await conn.execute(
                         update(runs)
@@ -151,6 +171,9 @@ class EventLog:
                 for index in indices:
                     new = []
                     for item in batch[index].items:
+                        if item.dedup_key is not None and item.dedup_key in existing:
+                            new.append(existing[item.dedup_key])
+                            continue
                         seq += 1
                         new.append(
                             Event(
@@ -163,11 +186,26 @@ class EventLog:
                                 payload_json=encode_payload(item.payload),
                             )
                         )
-                    rows.extend(_event_row(e) for e in new)
+                        rows.append(_event_row(new[-1], item.dedup_key))
+                        fresh.append(new[-1])
+                        if item.dedup_key is not None:
+                            existing[item.dedup_key] = new[-1]
                     results[index] = new
             if rows:
                 await conn.execute(insert(events), rows)
-        return results
+        return results, sorted(fresh, key=lambda e: (e.run_id, e.seq))
+
+    @staticmethod
+    async def _existing(conn: Any, run_id: str, keys: list[str | None]) -> dict[str, Event]:
+        wanted = sorted({k for k in keys if k is not None})
+        if not wanted:
+            return {}
+        rows = (
+            await conn.execute(
+                select(events).where(events.c.run_id == run_id, events.c.dedup_key.in_(wanted))
+            )
+        ).all()
+        return {row.dedup_key: _row_to_event(row) for row in rows}
 
     @staticmethod
     async def _refusal(conn: Any, run_id: str) -> Exception:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     Integer,
@@ -45,5 +46,44 @@ events = Table(
     Column("ts", String(40), nullable=False),
     Column("schema_version", Integer, nullable=False),
     Column("payload", Text, nullable=False),
+    # set by writers whose work may be redone after a crash (a re-run tool call): the same key
+    # in the same run is written once, so a resumed team leaves no duplicate event
+    Column("dedup_key", String(200), nullable=True),
     PrimaryKeyConstraint("run_id", "seq", name="pk_events"),
+)
+
+teams = Table(
+    "teams",
+    metadata,
+    Column("run_id", String(64), nullable=False),
+    Column("id", String(64), nullable=False),  # stable: team-001, team-002, ...
+    Column("number", Integer, nullable=False),
+    Column("display_name", String(100), nullable=False),  # from the model: Qwen-001
+    Column("model_preset", String(64), nullable=False),
+    # idle | running | paused | done | exited
+    Column("status", String(16), nullable=False),
+    Column("status_reason", Text, nullable=True),
+    Column("workspace", Text, nullable=False),
+    Column("created_at", String(40), nullable=False),
+    Column("exited_at", String(40), nullable=True),
+    Column("config", JSON, nullable=False),
+    PrimaryKeyConstraint("run_id", "id", name="pk_teams"),
+)
+
+experiments = Table(
+    "experiments",
+    metadata,
+    Column("run_id", String(64), nullable=False),
+    Column("team_id", String(64), nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("plan", JSON, nullable=False),
+    # planned | running | measured | failed (with the receipt's status in the plan's result)
+    Column("status", String(24), nullable=False),
+    Column("commit", String(64), nullable=True),
+    Column("tree_sha256", String(64), nullable=True),
+    Column("receipt_key", String(64), nullable=True),
+    Column("cycles_sum", BigInteger, nullable=True),
+    Column("created_at", String(40), nullable=False),
+    Column("updated_at", String(40), nullable=False),
+    PrimaryKeyConstraint("run_id", "team_id", "number", name="pk_experiments"),
 )

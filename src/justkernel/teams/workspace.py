@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from justkernel.operators import OperatorDefinition
+from justkernel.paths import resources_dir
 
 _GIT_ENV = {
     "GIT_AUTHOR_NAME": "JustKernel team",
@@ -27,6 +28,7 @@ _GIT_ENV = {
 }
 SPEC_NAME = "spec.md"
 SCRATCH_DIR = "scratch"  # the team's free folder: notes, fetched candidates, large tool output
+SKILLS_DIR = "skills"  # read-only copies of resources/skills, loaded by the harness
 PRIVATE_PARTS = {".git"}
 
 
@@ -67,6 +69,7 @@ class TeamWorkspace:
         ws.root.mkdir(parents=True, exist_ok=True)
         shutil.copytree(operator.project_dir, ws.root, dirs_exist_ok=True)
         shutil.copyfile(operator.spec_path, ws.root / SPEC_NAME)
+        shutil.copytree(resources_dir() / "skills", ws.root / SKILLS_DIR, dirs_exist_ok=True)
         (ws.root / SCRATCH_DIR).mkdir(exist_ok=True)
         (ws.root / SCRATCH_DIR / ".keep").write_text("")
         (ws.root / ".gitignore").write_text("build/\n")

@@ -1,0 +1,214 @@
+"""The team observer: one middleware that turns every model call and tool call into events,
+and applies the lab's limits where they belong (model-call concurrency, budgets, watchdog).
+
+It sits in the Deep Agents middleware stack, so it sees exactly what the harness does: the
+messages sent, the provider-reported usage, tool requests and their actual returns.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from langchain.agents.middleware.types import AgentMiddleware, hook_config
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from justkernel.agents.errors import classify_error
+from justkernel.agents.tools import TeamContext
+from justkernel.agents.usage import cost_usd, usage_from_message
+from justkernel.scheduler.budget import BudgetExceeded, BudgetGovernor
+from justkernel.scheduler.limits import ModelCallLimiter
+from justkernel.scheduler.watchdog import Watchdog
+from justkernel.settings.models import ModelPreset
+from justkernel.settings.redaction import scrub
+
+TEXT_LIMIT = 2000
+SOURCE_TOOLS = {"write_file", "edit_file"}
+NUDGE = (
+    "Watchdog: no progress for a while (no source change and no new experiment). "
+    "Record an experiment plan and change the kernel, or simulate, instead of reading more."
+)
+
+
+class TeamPaused(RuntimeError):
+    """The turn stopped because the team was paused (watchdog, budget or provider)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _clip(text: str, limit: int = TEXT_LIMIT) -> str:
+    text = scrub(text)
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more chars]"
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(c.get("text", "") if isinstance(c, dict) else str(c) for c in content)
+    return str(content)
+
+
+def _calls_brief(message: AIMessage | None) -> list[dict[str, Any]]:
+    calls = message.tool_calls if message is not None else []
+    return [
+        {"id": c.get("id"), "name": c["name"], "args": _clip(json.dumps(c["args"]), 400)}
+        for c in calls
+    ]
+
+
+@dataclass
+class Governance:
+    """The run-wide limits shared by every team's observer."""
+
+    limiter: ModelCallLimiter
+    budget: BudgetGovernor
+    watchdog: Watchdog
+    on_pause: Callable[[str, str], Awaitable[None]]  # (team, reason)
+
+
+class TeamObserver(AgentMiddleware):
+    def __init__(
+        self, ctx: TeamContext, preset: ModelPreset, governance: Governance, provider: str
+    ) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.preset = preset
+        self.gov = governance
+        self.provider = provider
+        self.pause_reason: str | None = None
+        self._tree = ctx.workspace.tree_sha256()
+
+    @property
+    def name(self) -> str:
+        return "JustKernelTeamObserver"
+
+    # -- before each model call: watchdog -----------------------------------------------
+    @hook_config(can_jump_to=["end"])
+    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        verdict = self.gov.watchdog.verdict(self.ctx.team_id)
+        if verdict == "pause":
+            await self._pause("no progress: paused by the stall watchdog")
+            return {"jump_to": "end"}
+        if verdict == "nudge":
+            self.gov.watchdog.nudged(self.ctx.team_id)
+            await self.ctx.emit("watchdog.nudge", {"message": NUDGE})
+            return {"messages": [HumanMessage(content=NUDGE)]}
+        return None
+
+    async def _pause(self, reason: str) -> None:
+        self.pause_reason = reason
+        await self.gov.on_pause(self.ctx.team_id, reason)
+
+    # -- model calls ----------------------------------------------------------------------
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        prompt_chars = sum(len(_content_text(m.content)) for m in request.messages)
+        est_in = prompt_chars // 4 + 1
+        est_out = self.preset.max_output_tokens or 2048
+        try:
+            reservation = self.gov.budget.reserve(
+                self.ctx.team_id,
+                self.provider,
+                est_in + est_out,
+                cost_usd(self.preset, est_in, est_out),
+            )
+        except BudgetExceeded as exc:
+            await self._pause(f"budget: {exc.reason}")
+            raise TeamPaused(exc.reason) from exc
+        started = time.monotonic()
+        try:
+            async with self.gov.limiter.slot(self.provider):
+                response = await handler(request)
+        except Exception as exc:
+            self.gov.budget.settle(reservation, None, None)
+            if isinstance(exc, TeamPaused):
+                raise
+            error = classify_error(exc)
+            await self.ctx.emit(
+                "model.error",
+                {"provider": self.provider, "kind": error.kind, "message": error.message},
+            )
+            raise
+        message = next((m for m in response.result if isinstance(m, AIMessage)), None)
+        usage = usage_from_message(self.preset, message) if message is not None else None
+        self.gov.budget.settle(
+            reservation,
+            usage.total if usage else None,
+            usage.cost_usd if usage else None,
+        )
+        await self.ctx.emit(
+            "model.response",
+            {
+                "provider": self.provider,
+                "model": self.preset.model,
+                "preset": self.preset.name,
+                "offline": self.preset.provider == "offline",
+                "seconds": round(time.monotonic() - started, 4),
+                "usage": usage.to_dict() if usage else None,
+                "usage_estimated": bool(
+                    message is not None and message.response_metadata.get("usage_estimated")
+                ),
+                "text": _clip(_content_text(message.content)) if message is not None else "",
+                "tool_calls": [
+                    {
+                        "id": c.get("id"),
+                        "name": c["name"],
+                        "args": _clip(json.dumps(c["args"]), 400),
+                    }
+                    for c in (message.tool_calls if message is not None else [])
+                ],
+            },
+        )
+        self.gov.watchdog.on_response(self.ctx.team_id)
+        return response
+
+    # -- tool calls -----------------------------------------------------------------------
+    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+        call = request.tool_call
+        name = call["name"]
+        call_id = call.get("id")
+        await self.ctx.emit(
+            "tool.call",
+            {"id": call_id, "name": name, "args": _clip(json.dumps(call["args"]), 4000)},
+            once_per=call_id,
+        )
+        started = time.monotonic()
+        result = await handler(request)
+        text = _content_text(result.content) if isinstance(result, ToolMessage) else str(result)
+        error = isinstance(result, ToolMessage) and result.status == "error"
+        await self.ctx.emit(
+            "tool.result",
+            {
+                "id": call.get("id"),
+                "name": name,
+                "seconds": round(time.monotonic() - started, 4),
+                "error": error,
+                "content": _clip(text),
+            },
+            once_per=call_id,
+        )
+        if name == "write_todos":
+            await self.ctx.emit(
+                "todos.updated", {"todos": call["args"].get("todos", [])}, once_per=call_id
+            )
+        if name in SOURCE_TOOLS:
+            await self._check_source_change()
+        return result
+
+    async def _check_source_change(self) -> None:
+        tree = self.ctx.workspace.tree_sha256()
+        if tree == self._tree:
+            return
+        head = self.ctx.workspace.head()
+        diff = self.ctx.workspace.diff_from(head)
+        self._tree = tree
+        await self.ctx.emit(
+            "source.changed",
+            {"tree_sha256": tree, "base_commit": head, "diff": _clip(diff, 20000)},
+        )
+        self.gov.watchdog.on_progress(self.ctx.team_id)

@@ -1,0 +1,190 @@
+"""The offline playbook: a deterministic, seeded engineer that optimizes the kernel for real.
+
+A playbook is an ordered list of optimization steps (`resources/playbook/<operator>/`), each a
+complete set of editable files with the hypothesis behind it. A team's route picks one
+alternative per step from its seed, so teams differ. The route becomes a linear list of
+actions; the model finds where it is from the ids of its own earlier tool calls
+(`pb<index>_<n>`) and decides keep-or-revert from the tool results it can see, so it resumes
+correctly after a restart and survives history summarisation of older turns.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from justkernel.operators import load_operator
+from justkernel.paths import resources_dir
+
+ID_PREFIX = "pb"
+DONE_MARKER = "[playbook complete]"
+
+
+class PlaybookError(ValueError):
+    """The playbook file is malformed; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Step:
+    id: str
+    title: str
+    hypothesis: str
+    change: str
+    validation: str
+    probe_cases: tuple[str, ...]
+    expected: str
+    files: dict[str, str] = field(hash=False)
+
+
+@dataclass(frozen=True)
+class Playbook:
+    operator: str
+    sequence: tuple[tuple[str, ...], ...]  # per position: the step and its alternatives
+    steps: dict[str, Step] = field(hash=False)
+    baseline_files: dict[str, str] = field(hash=False)
+
+    def route(self, seed: int) -> list[Step]:
+        """One alternative per position, chosen by the team's seed."""
+        rng = random.Random(seed)
+        return [self.steps[rng.choice(choices)] for choices in self.sequence]
+
+
+def _read_files(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@cache
+def load_playbook(operator: str = "confusion_mul_grad") -> Playbook:
+    folder = resources_dir() / "playbook" / operator
+    path = folder / "playbook.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise PlaybookError(f"{path}: {exc}") from exc
+    steps: dict[str, Step] = {}
+    for index, raw in enumerate(data.get("steps", [])):
+        try:
+            step_dir = folder / raw["path"]
+            steps[raw["id"]] = Step(
+                id=raw["id"],
+                title=raw["title"],
+                hypothesis=raw["hypothesis"],
+                change=raw["change"],
+                validation=raw["validation"],
+                probe_cases=tuple(raw.get("probe_cases", [])),
+                expected=raw.get("expected", "faster"),
+                files=_read_files(step_dir),
+            )
+        except KeyError as exc:
+            raise PlaybookError(f"{path}: steps[{index}] lacks {exc.args[0]}") from exc
+        if not steps[raw["id"]].files:
+            raise PlaybookError(f"{path}: steps[{index}] ({raw['id']}) has no files")
+    sequence = []
+    for index, position in enumerate(data.get("sequence", [])):
+        choices = tuple(position.get("choices", []))
+        unknown = [c for c in choices if c not in steps]
+        if not choices or unknown:
+            raise PlaybookError(f"{path}: sequence[{index}] names unknown steps {unknown}")
+        sequence.append(choices)
+    if not sequence:
+        raise PlaybookError(f"{path}: no [[sequence]] positions")
+    project = load_operator(operator).project_dir
+    baseline = {
+        rel: (project / rel).read_text(encoding="utf-8")
+        for rel in sorted({r for s in steps.values() for r in s.files})
+    }
+    return Playbook(operator, tuple(sequence), steps, baseline)
+
+
+# -- actions -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Action:
+    """One model response of the route: tool calls, or a text that ends the turn."""
+
+    kind: str  # read_spec, todos, list_cases, plan, edit, compile, probe, full, results,
+    #            decide, end_turn
+    step: Step | None = None  # None: the baseline measurement
+
+
+def route_actions(route: Sequence[Step]) -> list[Action]:
+    actions = [
+        Action("read_spec"),
+        Action("todos"),
+        Action("list_cases"),
+        Action("plan"),
+        Action("full"),
+        Action("results"),
+        Action("end_turn"),
+    ]
+    for step in route:
+        actions += [
+            Action("plan", step),
+            Action("edit", step),
+            Action("compile", step),
+            Action("probe", step),
+            Action("full", step),
+            Action("results", step),
+            Action("decide", step),
+            Action("end_turn", step),
+        ]
+    actions.append(Action("finish"))
+    return actions
+
+
+def call_id(index: int, n: int = 0) -> str:
+    return f"{ID_PREFIX}{index}_{n}"
+
+
+def parse_call_id(value: str | None) -> int | None:
+    if not value or not value.startswith(ID_PREFIX):
+        return None
+    head = value[len(ID_PREFIX) :].split("_", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+@dataclass
+class History:
+    """What the model can see of its own past: the last action index and tool results."""
+
+    last_index: int = -1
+    results: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, messages: Sequence[BaseMessage]) -> History:
+        history = cls()
+        for message in messages:
+            if isinstance(message, AIMessage):
+                indices = [parse_call_id(c.get("id")) for c in message.tool_calls]
+                indices.append(parse_call_id(message.id))
+                known = [i for i in indices if i is not None]
+                if known:
+                    history.last_index = max(history.last_index, max(known))
+            elif isinstance(message, ToolMessage):
+                index = parse_call_id(message.tool_call_id)
+                if index is not None:
+                    history.results[index] = _parse_result(message.content)
+        return history
+
+
+def _parse_result(content: Any) -> dict[str, Any]:
+    if isinstance(content, list):
+        content = "".join(c.get("text", "") if isinstance(c, dict) else str(c) for c in content)
+    try:
+        parsed = json.loads(content)
+    except (TypeError, ValueError):
+        return {"error": str(content)[:500]}
+    return parsed if isinstance(parsed, dict) else {"value": parsed}

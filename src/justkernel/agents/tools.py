@@ -1,0 +1,323 @@
+"""The team's lab tools: plan, compile, simulate, read results, list and propose cases.
+
+Tools are closures over one team's `TeamContext`; they reach the world only through it (the
+workspace, the evaluator, the notebook, the event log). Results are short JSON the model can
+act on; full receipts go to `scratch/receipts/` in the workspace and can be paged with
+`read_simulation_results(section=...)`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Protocol
+
+from langchain_core.tools import BaseTool, InjectedToolCallId, tool
+
+from justkernel.events import EventLog
+from justkernel.operators import local_cases, perf_cases
+from justkernel.store import BlobStore
+from justkernel.teams.experiments import ExperimentBook
+from justkernel.teams.workspace import SCRATCH_DIR, TeamWorkspace
+from justkernel.workers.receipts import Receipt
+
+PAGE_CHARS = 4000
+
+
+class EvaluatorLike(Protocol):
+    async def evaluate(
+        self,
+        source_dir: Any,
+        *,
+        team: str,
+        kind: str = "full",
+        case_ids: list[str] | None = None,
+        priority: Any = None,
+    ) -> Receipt: ...
+
+
+@dataclass
+class TeamContext:
+    run_id: str
+    team_id: str
+    workspace: TeamWorkspace
+    evaluator: EvaluatorLike
+    experiments: ExperimentBook
+    events: EventLog
+    blobs: BlobStore
+    on_progress: Callable[[str], Awaitable[None]] | None = None
+    last_receipt_key: str | None = None
+    best_cycles: int | None = None
+    receipts: dict[str, Receipt] = field(default_factory=dict)
+
+    async def progress(self, what: str) -> None:
+        if self.on_progress is not None:
+            await self.on_progress(what)
+
+    async def emit(
+        self, kind: str, payload: dict[str, Any], *, once_per: str | None = None
+    ) -> None:
+        """Append an event for this team; `once_per` (e.g. a tool call id) makes it
+        idempotent, so work redone after a crash does not log twice."""
+        key = f"{self.team_id}:{kind}:{once_per}" if once_per else None
+        await self.events.append(self.run_id, kind, payload, team=self.team_id, dedup_key=key)
+
+
+def _json(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def receipt_summary(receipt: Receipt, best: int | None) -> dict[str, Any]:
+    """What the agent needs to decide its next step, and no more."""
+    failed = []
+    checks = receipt.cases + [c.check for c in receipt.cycles]
+    for case in checks:
+        if case.passed is False:
+            worst = max(
+                case.outputs,
+                key=lambda o: o.error_ratio or 0.0,
+                default=None,
+            )
+            failed.append(
+                {
+                    "case_id": case.case_id,
+                    "outcome": str(case.outcome),
+                    "detail": case.detail,
+                    "output": worst.name if worst else None,
+                    "error_ratio": worst.error_ratio if worst else None,
+                    "max_abs_error": worst.max_abs_error if worst else None,
+                    "first_failures": worst.first_failures[:5] if worst else [],
+                }
+            )
+    summary: dict[str, Any] = {
+        "receipt_id": receipt.job_key,
+        "mode": str(receipt.kind),
+        "status": str(receipt.status),
+        "detail": receipt.detail,
+        "cache_hit": receipt.cache_hit,
+        "source_sha256": receipt.source_sha256,
+        "cases_run": len([c for c in receipt.cases if c.passed is not None]),
+        "cases_passed": len([c for c in receipt.cases if c.passed]),
+        "failed_cases": failed[:10],
+        "cycles": {c.case_id: c.est_cycles for c in receipt.cycles},
+        "total_est_cycles": receipt.total_est_cycles,
+        "best_total_est_cycles_so_far": best,
+    }
+    if receipt.compile is not None and not receipt.compile.ok:
+        summary["compile"] = {
+            "failed_step": receipt.compile.failed_step,
+            "diagnostics": receipt.compile.diagnostics_head[:20],
+            "problems": receipt.compile.problems[:10],
+        }
+    return summary
+
+
+def build_tools(ctx: TeamContext) -> list[BaseTool]:
+    known_cases = {c.id: c for c in local_cases()}
+
+    @tool
+    async def record_experiment_plan(
+        failure_evidence: str,
+        hypothesis: str,
+        change: str,
+        validation_criterion: str,
+        case_ids: list[str],
+        tool_call_id: Annotated[str, InjectedToolCallId],
+    ) -> str:
+        """Record the plan for the next experiment; required before simulate_kernel.
+
+        failure_evidence: what the last receipt showed (or why there is none yet).
+        hypothesis: ONE hypothesis about why the change will be faster or correct.
+        change: the concrete code change. validation_criterion: what result confirms it.
+        case_ids: the local cases that matter most for this change (for a quick probe).
+        """
+        unknown = [c for c in case_ids if c not in known_cases]
+        if unknown:
+            return _json({"error": f"unknown case ids {unknown}; see list_local_cases"})
+        plan = {
+            "failure_evidence": failure_evidence,
+            "hypothesis": hypothesis,
+            "change": change,
+            "validation_criterion": validation_criterion,
+            "case_ids": case_ids,
+        }
+        experiment, new = await ctx.experiments.record_plan(
+            ctx.run_id, ctx.team_id, plan, tool_call_id
+        )
+        if new:
+            await ctx.emit(
+                "experiment.planned",
+                {"experiment": experiment.number, **plan},
+                once_per=tool_call_id,
+            )
+        return _json({"experiment": experiment.number, "status": "recorded"})
+
+    @tool
+    async def compile_kernel() -> str:
+        """Compile the current op_host/ and op_kernel/ sources with the fixed flags and run the
+        static checks. Returns ok and the first compiler diagnostics."""
+        receipt = await ctx.evaluator.evaluate(
+            ctx.workspace.root, team=ctx.team_id, kind="probe", case_ids=[]
+        )
+        report = receipt.compile
+        ok = report is not None and report.ok and receipt.status != "static_check_failed"
+        return _json(
+            {
+                "ok": ok,
+                "status": str(receipt.status),
+                "failed_step": report.failed_step if report else None,
+                "diagnostics": report.diagnostics_head[:20] if report else [],
+                "problems": report.problems[:10] if report else [],
+            }
+        )
+
+    @tool
+    async def simulate_kernel(
+        tool_call_id: Annotated[str, InjectedToolCallId],
+        mode: Literal["probe", "full"] = "full",
+        case_ids: list[str] | None = None,
+    ) -> str:
+        """Run the current source. mode="probe": only `case_ids` (functional check, quick).
+        mode="full": all local cases plus the cycle simulation of the performance cases; this
+        closes the open experiment plan with its receipt."""
+        plan = await ctx.experiments.open_plan(ctx.run_id, ctx.team_id)
+        if plan is None:
+            return _json({"error": "record_experiment_plan first: no open plan"})
+        if mode == "probe":
+            ids = list(case_ids or plan.plan.get("case_ids") or [])
+            unknown = [c for c in ids if c not in known_cases]
+            if not ids or unknown:
+                return _json({"error": f"probe needs known local case ids, got {ids}"})
+        else:
+            ids = None
+        snapshot = ctx.workspace.commit(f"experiment {plan.number}: {mode} simulation")
+        receipt = await ctx.evaluator.evaluate(
+            ctx.workspace.root, team=ctx.team_id, kind=mode, case_ids=ids
+        )
+        ctx.receipts[receipt.job_key] = receipt
+        ctx.last_receipt_key = receipt.job_key
+        _save_receipt(ctx, receipt)
+        blob = ctx.blobs.put(receipt.model_dump_json(indent=1).encode())
+        cycles = receipt.total_est_cycles
+        if receipt.status == "measured" and cycles is not None:
+            ctx.best_cycles = cycles if ctx.best_cycles is None else min(ctx.best_cycles, cycles)
+        summary = receipt_summary(receipt, ctx.best_cycles)
+        if mode == "full":
+            await ctx.experiments.close(
+                plan,
+                status=str(receipt.status),
+                commit=snapshot.commit,
+                tree_sha256=snapshot.tree_sha256,
+                receipt_key=receipt.job_key,
+                cycles_sum=receipt.total_est_cycles,
+            )
+        await ctx.emit(
+            "experiment.receipt",
+            {
+                "experiment": plan.number,
+                "commit": snapshot.commit,
+                "tree_sha256": snapshot.tree_sha256,
+                "receipt": summary,
+                "input_packs": receipt.input_packs,
+                "executor": receipt.executor.model_dump(mode="json"),
+                "blobs": [blob],
+            },
+            once_per=tool_call_id,
+        )
+        await ctx.progress("experiment")
+        return _json(summary)
+
+    @tool
+    async def read_simulation_results(
+        receipt_id: str | None = None,
+        section: Literal["summary", "log", "profile"] = "summary",
+        offset: int = 0,
+    ) -> str:
+        """Read a receipt (the latest by default). section="summary": structured results;
+        "log": compiler and run logs, paged by `offset` (characters); "profile": cycle
+        counters per performance case."""
+        key = receipt_id or ctx.last_receipt_key
+        receipt = ctx.receipts.get(key or "") or _load_receipt(ctx, key)
+        if receipt is None:
+            return _json({"error": "no receipt yet: run simulate_kernel first"})
+        if section == "summary":
+            return _json(receipt_summary(receipt, ctx.best_cycles))
+        if section == "profile":
+            return _json(
+                {
+                    "receipt_id": receipt.job_key,
+                    "profile": [
+                        {
+                            "case_id": c.case_id,
+                            "est_cycles": c.est_cycles,
+                            "counters": c.counters.model_dump() if c.counters else None,
+                        }
+                        for c in receipt.cycles
+                    ],
+                }
+            )
+        text = _log_text(ctx, receipt)
+        page = text[offset : offset + PAGE_CHARS]
+        following = offset + PAGE_CHARS if offset + PAGE_CHARS < len(text) else None
+        return _json({"receipt_id": receipt.job_key, "log": page, "next_offset": following})
+
+    @tool
+    async def list_local_cases() -> str:
+        """The local functional cases and the performance cases: ids, shapes, dtype, axes."""
+
+        def describe(case: Any) -> dict[str, Any]:
+            return {
+                "id": case.id,
+                "dtype": case.dtype,
+                "input_shapes": [list(s) for s in case.shapes],
+                "axes": list(case.axes),
+                "keep_dims": case.keep_dims,
+            }
+
+        return _json(
+            {
+                "local": [describe(c) for c in local_cases()],
+                "performance": [describe(c) for c in perf_cases()],
+            }
+        )
+
+    return [
+        record_experiment_plan,
+        compile_kernel,
+        simulate_kernel,
+        read_simulation_results,
+        list_local_cases,
+    ]
+
+
+def _receipt_path(ctx: TeamContext, key: str) -> Any:
+    return ctx.workspace.root / SCRATCH_DIR / "receipts" / f"{key}.json"
+
+
+def _save_receipt(ctx: TeamContext, receipt: Receipt) -> None:
+    path = _receipt_path(ctx, receipt.job_key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(receipt.model_dump_json(indent=1))
+
+
+def _load_receipt(ctx: TeamContext, key: str | None) -> Receipt | None:
+    if not key or not key.isalnum():
+        return None
+    path = _receipt_path(ctx, key)
+    if not path.is_file():
+        return None
+    return Receipt.model_validate_json(path.read_text())
+
+
+def _log_text(ctx: TeamContext, receipt: Receipt) -> str:
+    parts = []
+    if receipt.compile is not None:
+        parts.append("## compile\n" + "\n".join(receipt.compile.diagnostics_head))
+    for ref in receipt.all_logs():
+        try:
+            data = ctx.blobs.get(ref.sha256).decode("utf-8", "replace")
+        except (OSError, ValueError):
+            data = "(log not available on this host)"
+        parts.append(f"## {ref.name}\n{data}")
+    return "\n\n".join(parts) or "(no logs)"

@@ -1,0 +1,126 @@
+"""`justkernel run`: a headless lab run with live progress and a summary table at the end."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from typing import Annotated
+
+import typer
+from rich.live import Live
+from rich.table import Table
+
+from justkernel.cli.common import console, fail, settings_or_exit
+from justkernel.scheduler.budget import BudgetCaps
+from justkernel.scheduler.scheduler import SchedulerConfig
+from justkernel.scheduler.summary import RunFigures
+from justkernel.settings.config import ConfigError, Settings
+
+
+def _cycles(value: int | None) -> str:
+    return f"{value:,}" if value is not None else "—"
+
+
+def figures_table(figures: RunFigures, title: str) -> Table:
+    table = Table(title=title)
+    for column in ("team", "status", "best est. cycles", "experiments", "model calls", "tokens"):
+        table.add_column(column)
+    table.add_column("cost (USD)")
+    for team in sorted(figures.teams.values(), key=lambda t: t.team_id):
+        status = team.status + (f" ({team.status_reason})" if team.status_reason else "")
+        tokens = f"{team.tokens:,}" + (" (est.)" if team.tokens_estimated else "")
+        cost = f"{team.cost_usd:.4f}" if team.cost_usd is not None else "unpriced"
+        table.add_row(
+            team.display_name or team.team_id,
+            status,
+            _cycles(team.best_cycles),
+            str(team.experiments),
+            str(team.model_calls),
+            tokens,
+            cost,
+        )
+    return table
+
+
+def run_command(
+    teams: Annotated[int, typer.Option(min=1, max=100, help="Teams (1 = one main team).")] = 1,
+    model: Annotated[str, typer.Option(help="Model preset from models.toml.")] = "offline",
+    minutes: Annotated[float, typer.Option(min=0.05, help="Stop dispatching after this.")] = 10.0,
+    resume: Annotated[str | None, typer.Option(help="Continue this run id.")] = None,
+    name: Annotated[str, typer.Option(help="Run name.")] = "headless run",
+    slots: Annotated[int | None, typer.Option(min=1, max=8, help="Worker slots.")] = None,
+    model_calls: Annotated[int, typer.Option(min=1, help="Concurrent model calls.")] = 4,
+    members: Annotated[bool, typer.Option(help="Teams of analyst/developer/reviewer.")] = False,
+    run_cost_cap: Annotated[float | None, typer.Option(help="Run cost cap in USD.")] = None,
+    team_token_cap: Annotated[int | None, typer.Option(help="Token cap per team.")] = None,
+) -> None:
+    """Run teams headless; every step is an event in the log."""
+    settings = settings_or_exit()
+    config = SchedulerConfig(
+        model_calls=model_calls,
+        members=members,
+        caps=BudgetCaps(team_tokens=team_token_cap, run_cost_usd=run_cost_cap),
+    )
+    try:
+        asyncio.run(_run(settings, teams, model, minutes, resume, name, slots, config))
+    except (ConfigError, ValueError, LookupError) as exc:
+        fail(str(exc))
+
+
+async def _run(
+    settings: Settings,
+    teams: int,
+    model: str,
+    minutes: float,
+    resume: str | None,
+    name: str,
+    slots: int | None,
+    config: SchedulerConfig,
+) -> None:
+    from justkernel.runtime import open_runtime
+
+    async with open_runtime(settings, slots=slots) as runtime:
+        if resume:
+            run = await runtime.lab.runs.get(resume)
+        else:
+            presets = runtime.presets
+            if model not in presets:
+                raise ValueError(f"unknown model preset {model!r}: {', '.join(sorted(presets))}")
+            run = await runtime.lab.runs.create(
+                name,
+                meta={
+                    "model": model,
+                    "teams": teams,
+                    "mode": "multi-team" if teams > 1 else "single main team",
+                    "offline": presets[model].provider == "offline",
+                },
+            )
+        scheduler = runtime.scheduler(run.id, config)
+        if not resume:
+            for _ in range(teams):
+                await scheduler.add_team(model)
+        console.print(f"run [bold]{run.id}[/] — {teams} team(s), model {model}")
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        figures = RunFigures(run.id)
+        dispatch = asyncio.create_task(scheduler.run(seconds=minutes * 60, stop=stop))
+        with Live(console=console, refresh_per_second=2) as live:
+            while not dispatch.done():
+                await figures.catch_up(runtime.lab.events)
+                await figures.refresh(scheduler.registry, scheduler.experiments)
+                live.update(figures_table(figures, f"{run.id} (running)"))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(dispatch), 1.0)
+        reason = dispatch.result()
+        await figures.catch_up(runtime.lab.events)
+        await figures.refresh(scheduler.registry, scheduler.experiments)
+        summary = {"reason": reason, **figures.to_dict()}
+        await runtime.lab.events.append(run.id, "run.summary", summary)
+        console.print(figures_table(figures, f"{run.id}: {reason}"))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)

@@ -1,0 +1,1 @@
+"""Dispatching team turns under limits: model calls, budgets, the stall watchdog."""

@@ -1,0 +1,351 @@
+"""The scheduler: dispatches team turns under the lab's limits, and resumes after a restart.
+
+A turn is one agent invocation: it starts with a goal (or "continue") and ends when the agent
+stops calling tools, when the turn times out, or when the observer pauses the team. Model-call
+concurrency is limited inside the observer, so many teams can be in a turn at once while only
+`model_calls` of them talk to a model. After a crash, a team whose checkpoint stopped mid-turn
+is resumed from that checkpoint (`ainvoke(None)`), so finished tool calls are not re-run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from justkernel.agents.errors import classify_error
+from justkernel.agents.harness import build_team_agent, provider_key
+from justkernel.agents.observer import Governance, TeamObserver, TeamPaused
+from justkernel.agents.offline import OfflinePlaybookModel
+from justkernel.agents.playbook import DONE_MARKER
+from justkernel.agents.providers import build_chat_model
+from justkernel.agents.tools import EvaluatorLike, TeamContext
+from justkernel.lab import Lab
+from justkernel.operators import OperatorDefinition
+from justkernel.scheduler.budget import BudgetCaps, BudgetGovernor
+from justkernel.scheduler.limits import ModelCallLimiter, ProviderPaused
+from justkernel.scheduler.watchdog import Watchdog, WatchdogLimits
+from justkernel.settings.models import ModelPreset
+from justkernel.teams.experiments import ExperimentBook
+from justkernel.teams.registry import Team, TeamRegistry
+from justkernel.teams.workspace import TeamWorkspace
+
+log = logging.getLogger("justkernel.scheduler")
+
+FIRST_PROMPT = (
+    "Optimize the kernel in this workspace. Start by reading /spec.md, then measure the "
+    "baseline and improve it experiment by experiment."
+)
+CONTINUE_PROMPT = "Continue: run your next experiment, or say you are done if nothing is left."
+
+
+@dataclass
+class SchedulerConfig:
+    model_calls: int = 4
+    per_provider: dict[str, int] = field(default_factory=dict)
+    turn_timeout_seconds: float = 1800.0
+    recursion_limit: int = 400
+    watchdog: WatchdogLimits = field(default_factory=WatchdogLimits)
+    caps: BudgetCaps = field(default_factory=BudgetCaps)
+    members: bool = False
+    offline_latency_seconds: float = 0.0
+
+
+@dataclass
+class _TeamRuntime:
+    team: Team
+    preset: ModelPreset
+    agent: Any
+    observer: TeamObserver
+    ctx: TeamContext
+
+
+class Scheduler:
+    def __init__(
+        self,
+        lab: Lab,
+        run_id: str,
+        operator: OperatorDefinition,
+        evaluator: EvaluatorLike,
+        presets: dict[str, ModelPreset],
+        checkpointer: Any,
+        config: SchedulerConfig | None = None,
+    ) -> None:
+        self.lab = lab
+        self.run_id = run_id
+        self.operator = operator
+        self.evaluator = evaluator
+        self.presets = presets
+        self.checkpointer = checkpointer
+        self.config = config or SchedulerConfig()
+        self.registry = TeamRegistry(lab.db)
+        self.experiments = ExperimentBook(lab.db)
+        self.governance = Governance(
+            limiter=ModelCallLimiter(self.config.model_calls, dict(self.config.per_provider)),
+            budget=BudgetGovernor(self.config.caps),
+            watchdog=Watchdog(self.config.watchdog),
+            on_pause=self._on_pause,
+        )
+        self._runtimes: dict[str, _TeamRuntime] = {}
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self.stopped_reason: str | None = None
+
+    # -- teams -----------------------------------------------------------------------------
+    async def add_team(self, preset_name: str, *, config: dict[str, Any] | None = None) -> Team:
+        preset = self._preset(preset_name)
+        label = preset.display_name or preset.name
+        team = await self.registry.register(
+            self.run_id,
+            model_preset=preset.name,
+            model_label=label,
+            workspaces_dir=self.lab.settings.workspaces_dir,
+            config=config,
+        )
+        workspace = TeamWorkspace.create(team.workspace, self.operator)
+        await self.lab.events.append(
+            self.run_id,
+            "team.registered",
+            {
+                "display_name": team.display_name,
+                "model_preset": preset.name,
+                "provider": preset.provider,
+                "offline": preset.provider == "offline",
+                "baseline_commit": workspace.head(),
+                "config": team.config,
+            },
+            team=team.id,
+        )
+        return team
+
+    def _preset(self, name: str) -> ModelPreset:
+        try:
+            return self.presets[name]
+        except KeyError:
+            known = ", ".join(sorted(self.presets))
+            raise ValueError(f"unknown model preset {name!r} (known: {known})") from None
+
+    async def _runtime(self, team: Team) -> _TeamRuntime:
+        if team.id in self._runtimes:
+            return self._runtimes[team.id]
+        preset = self._preset(team.model_preset)
+        workspace = TeamWorkspace.create(team.workspace, self.operator)
+        ctx = TeamContext(
+            run_id=self.run_id,
+            team_id=team.id,
+            workspace=workspace,
+            evaluator=self.evaluator,
+            experiments=self.experiments,
+            events=self.lab.events,
+            blobs=self.lab.blobs,
+        )
+        measured = [
+            e.cycles_sum
+            for e in await self.experiments.list(self.run_id, team.id)
+            if e.status == "measured" and e.cycles_sum is not None
+        ]
+        ctx.best_cycles = min(measured) if measured else None
+
+        async def progressed(_what: str) -> None:
+            self.governance.watchdog.on_progress(team.id)
+
+        ctx.on_progress = progressed
+        if preset.provider == "offline":
+            model: Any = OfflinePlaybookModel(
+                seed=team.number, latency_seconds=self.config.offline_latency_seconds
+            )
+        else:
+            model = build_chat_model(preset, self.lab.secrets)
+        agent, observer = build_team_agent(
+            ctx,
+            model,
+            preset,
+            self.governance,
+            self.checkpointer,
+            team_name=team.display_name,
+            members=self.config.members,
+        )
+        runtime = _TeamRuntime(team, preset, agent, observer, ctx)
+        self._runtimes[team.id] = runtime
+        return runtime
+
+    # -- pauses ---------------------------------------------------------------------------
+    async def _on_pause(self, team_id: str, reason: str) -> None:
+        await self.registry.set_status(self.run_id, team_id, "paused", reason)
+        runtime = self._runtimes.get(team_id)
+        if runtime is not None:
+            self.governance.watchdog.paused(team_id, self._evidence(runtime))
+        await self.lab.events.append(self.run_id, "team.paused", {"reason": reason}, team=team_id)
+
+    def _evidence(self, runtime: _TeamRuntime) -> tuple[str, ...]:
+        return (
+            runtime.ctx.last_receipt_key or "",
+            runtime.ctx.workspace.tree_sha256(),
+            self.operator.name,
+        )
+
+    async def resume_team(self, team_id: str) -> None:
+        """One action: clear a team's pause (the watchdog starts counting afresh)."""
+        self.governance.watchdog.on_progress(team_id)
+        await self.registry.set_status(self.run_id, team_id, "idle", None)
+        await self.lab.events.append(self.run_id, "team.resumed", {}, team=team_id)
+
+    async def resume_provider(self, provider: str) -> None:
+        if self.governance.limiter.resume(provider):
+            await self.lab.events.append(self.run_id, "provider.resumed", {"provider": provider})
+            for team in await self.registry.list(self.run_id, include_exited=False):
+                if team.status == "paused" and (team.status_reason or "").startswith(
+                    f"provider {provider}"
+                ):
+                    await self.resume_team(team.id)
+
+    # -- dispatch ---------------------------------------------------------------------------
+    async def _eligible(self, team: Team) -> bool:
+        if team.id in self._running or team.status in ("done", "exited"):
+            return False
+        if team.status == "paused":
+            reason = team.status_reason or ""
+            if not reason.startswith("no progress"):
+                return False  # budget and provider pauses wait for a human
+            runtime = await self._runtime(team)
+            if not self.governance.watchdog.eligible(team.id, self._evidence(runtime)):
+                return False
+            await self.registry.set_status(self.run_id, team.id, "idle", None)
+        return self.stopped_reason is None
+
+    async def recover(self) -> None:
+        """After a crash: teams marked running are idle again (their checkpoint says more)."""
+        for team in await self.registry.list(self.run_id, include_exited=False):
+            if team.status == "running":
+                await self.registry.set_status(self.run_id, team.id, "idle", "recovered")
+        await self._restore_spend()
+
+    async def _restore_spend(self) -> None:
+        """Budgets count what was already spent in this run, from the event log."""
+        async for event in self.lab.events.iter_all(self.run_id):
+            if event.kind != "model.response" or event.team is None:
+                continue
+            usage = event.payload.get("usage")
+            if not usage:
+                continue
+            reservation = self.governance.budget.reserve(
+                event.team, event.payload.get("provider", "?"), 0, None
+            )
+            self.governance.budget.settle(reservation, usage.get("total"), usage.get("cost_usd"))
+
+    async def run(self, *, seconds: float | None = None, stop: asyncio.Event | None = None) -> str:
+        """Dispatch turns until time is up, `stop` is set, or no team has work left."""
+        await self.recover()
+        await self.lab.events.append(self.run_id, "run.dispatch_started", {"seconds": seconds})
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds if seconds is not None else None
+        reason = "no team has work left"
+        try:
+            while True:
+                if stop is not None and stop.is_set():
+                    reason = "stopped"
+                    break
+                if deadline is not None and loop.time() >= deadline:
+                    reason = "time limit reached"
+                    break
+                teams = await self.registry.list(self.run_id, include_exited=False)
+                for team in teams:
+                    if await self._eligible(team):
+                        self._running[team.id] = asyncio.create_task(self._turn(team))
+                if not self._running:
+                    if self.stopped_reason:
+                        reason = self.stopped_reason
+                    break
+                await asyncio.wait(
+                    list(self._running.values()),
+                    timeout=0.5,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+        finally:
+            await self._cancel_running()
+            await self.lab.events.append(self.run_id, "run.dispatch_stopped", {"reason": reason})
+        return reason
+
+    async def _cancel_running(self) -> None:
+        tasks = list(self._running.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._running.clear()
+
+    async def _turn(self, team: Team) -> None:
+        try:
+            await self._turn_inner(team)
+        finally:
+            self._running.pop(team.id, None)
+
+    async def _turn_inner(self, team: Team) -> None:
+        runtime = await self._runtime(team)
+        runtime.observer.pause_reason = None
+        cfg = {
+            "configurable": {"thread_id": f"{self.run_id}:{team.id}"},
+            "recursion_limit": self.config.recursion_limit,
+        }
+        snapshot = await runtime.agent.aget_state(cfg)
+        if snapshot.next:
+            turn_input: Any = None  # resume the interrupted turn from its checkpoint
+            how = "resumed"
+        else:
+            first = not snapshot.values.get("messages")
+            prompt = FIRST_PROMPT if first else CONTINUE_PROMPT
+            turn_input = {"messages": [HumanMessage(content=prompt)]}
+            how = "started"
+        await self.registry.set_status(self.run_id, team.id, "running", None)
+        await self.lab.events.append(self.run_id, "team.turn", {"state": how}, team=team.id)
+        outcome, detail = "idle", None
+        try:
+            async with asyncio.timeout(self.config.turn_timeout_seconds):
+                result = await runtime.agent.ainvoke(turn_input, cfg)
+            if runtime.observer.pause_reason:
+                outcome, detail = "paused", runtime.observer.pause_reason
+            elif _said_done(result):
+                outcome, detail = "done", "the team has nothing left to try"
+        except TeamPaused as exc:
+            outcome, detail = "paused", runtime.observer.pause_reason or exc.reason
+            if exc.reason.startswith("the run"):
+                self.stopped_reason = f"budget: {exc.reason}"
+        except ProviderPaused as exc:
+            outcome, detail = "paused", f"provider {exc.provider} paused: {exc.reason}"
+        except TimeoutError:
+            detail = f"turn timed out after {self.config.turn_timeout_seconds:g} s"
+            await self.lab.events.append(self.run_id, "team.turn_timeout", {}, team=team.id)
+        except asyncio.CancelledError:
+            await self.registry.set_status(self.run_id, team.id, "idle", "interrupted")
+            raise
+        except Exception as exc:
+            error = classify_error(exc)
+            provider = provider_key(runtime.preset)
+            if error.pauses_dispatch:
+                self.governance.limiter.pause(provider, error.message)
+                await self.lab.events.append(
+                    self.run_id,
+                    "provider.paused",
+                    {"provider": provider, "kind": error.kind, "reason": error.message},
+                )
+                outcome, detail = "paused", f"provider {provider} paused: {error.message}"
+            else:
+                detail = f"turn failed ({error.kind}): {error.message}"
+                log.warning("team %s: %s", team.id, detail)
+        if outcome == "paused" and runtime.observer.pause_reason is None:
+            await self._on_pause(team.id, detail or "paused")
+        elif outcome != "paused":
+            await self.registry.set_status(self.run_id, team.id, outcome, detail)
+        await self.lab.events.append(
+            self.run_id, "team.turn_end", {"status": outcome, "detail": detail}, team=team.id
+        )
+
+
+def _said_done(result: Any) -> bool:
+    messages = result.get("messages", []) if isinstance(result, dict) else []
+    last = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+    return last is not None and not last.tool_calls and DONE_MARKER in str(last.content)

@@ -1,0 +1,90 @@
+"""Per-team figures of a run, folded from the event log and the notebook: status, best cycles
+(with the receipt behind them), experiments, model calls, tokens and spend."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from justkernel.events import Event, EventLog
+from justkernel.teams.experiments import ExperimentBook
+from justkernel.teams.registry import TeamRegistry
+
+
+@dataclass
+class TeamFigures:
+    team_id: str
+    display_name: str = ""
+    status: str = ""
+    status_reason: str | None = None
+    best_cycles: int | None = None
+    best_receipt: str | None = None
+    best_commit: str | None = None
+    experiments: int = 0
+    model_calls: int = 0
+    tokens: int = 0
+    cost_usd: float | None = None  # None until a priced call is seen
+    tokens_estimated: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class RunFigures:
+    """Folds events incrementally: call `feed` with new events, `refresh` for DB fields."""
+
+    run_id: str
+    teams: dict[str, TeamFigures] = field(default_factory=dict)
+    last_seq: int = 0
+    providers: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def feed(self, event: Event) -> None:
+        self.last_seq = max(self.last_seq, event.seq)
+        if event.team is None or event.kind != "model.response":
+            return
+        figures = self.teams.setdefault(event.team, TeamFigures(event.team))
+        figures.model_calls += 1
+        payload = event.payload
+        usage = payload.get("usage") or {}
+        figures.tokens += int(usage.get("total") or 0)
+        figures.tokens_estimated |= bool(payload.get("usage_estimated"))
+        provider = self.providers.setdefault(
+            payload.get("provider", "?"), {"calls": 0, "tokens": 0, "cost_usd": None}
+        )
+        provider["calls"] += 1
+        provider["tokens"] += int(usage.get("total") or 0)
+        if usage.get("cost_usd") is not None:
+            figures.cost_usd = (figures.cost_usd or 0.0) + usage["cost_usd"]
+            provider["cost_usd"] = (provider["cost_usd"] or 0.0) + usage["cost_usd"]
+
+    async def catch_up(self, log: EventLog) -> None:
+        async for event in log.iter_all(self.run_id, after=self.last_seq):
+            self.feed(event)
+
+    async def refresh(self, registry: TeamRegistry, book: ExperimentBook) -> None:
+        for team in await registry.list(self.run_id):
+            figures = self.teams.setdefault(team.id, TeamFigures(team.id))
+            figures.display_name = team.display_name
+            figures.status = team.status
+            figures.status_reason = team.status_reason
+        for figures in self.teams.values():
+            figures.experiments = 0
+        for experiment in await book.list(self.run_id):
+            figures = self.teams.setdefault(experiment.team_id, TeamFigures(experiment.team_id))
+            figures.experiments += 1
+            cycles = experiment.cycles_sum
+            if (
+                experiment.status == "measured"
+                and cycles is not None
+                and (figures.best_cycles is None or cycles < figures.best_cycles)
+            ):
+                figures.best_cycles = cycles
+                figures.best_receipt = experiment.receipt_key
+                figures.best_commit = experiment.commit
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "teams": [t.to_dict() for t in sorted(self.teams.values(), key=lambda t: t.team_id)],
+            "providers": self.providers,
+        }

@@ -1,0 +1,147 @@
+"""Experiment plans and their outcomes: the team's lab notebook, in the database.
+
+A plan (failure evidence, one hypothesis, the change, the validation criterion, case ids) must
+be recorded before a simulation; the full simulation that follows closes it with the receipt.
+Recording is idempotent per tool call, so a tool call re-run after a crash does not add a plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, insert, select, update
+
+from justkernel.store.database import Database
+from justkernel.store.runs import utc_now_iso
+from justkernel.store.schema import experiments
+
+
+@dataclass(frozen=True)
+class Experiment:
+    run_id: str
+    team_id: str
+    number: int
+    plan: dict[str, Any]
+    status: str
+    commit: str | None
+    tree_sha256: str | None
+    receipt_key: str | None
+    cycles_sum: int | None
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "plan": self.plan,
+            "status": self.status,
+            "commit": self.commit,
+            "tree_sha256": self.tree_sha256,
+            "receipt_key": self.receipt_key,
+            "cycles_sum": self.cycles_sum,
+            "created_at": self.created_at,
+        }
+
+
+def _row(row: Any) -> Experiment:
+    return Experiment(
+        run_id=row.run_id,
+        team_id=row.team_id,
+        number=row.number,
+        plan=dict(row.plan),
+        status=row.status,
+        commit=row.commit,
+        tree_sha256=row.tree_sha256,
+        receipt_key=row.receipt_key,
+        cycles_sum=row.cycles_sum,
+        created_at=row.created_at,
+    )
+
+
+class ExperimentBook:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def record_plan(
+        self, run_id: str, team_id: str, plan: dict[str, Any], tool_call_id: str
+    ) -> tuple[Experiment, bool]:
+        """The plan's experiment, and whether it is new (False: this call was recorded)."""
+        for existing in await self.list(run_id, team_id):
+            if existing.plan.get("tool_call_id") == tool_call_id:
+                return existing, False
+        now = utc_now_iso()
+        async with self._db.writer.begin() as conn:
+            number = (
+                await conn.execute(
+                    select(func.coalesce(func.max(experiments.c.number), 0)).where(
+                        experiments.c.run_id == run_id, experiments.c.team_id == team_id
+                    )
+                )
+            ).scalar_one() + 1
+            await conn.execute(
+                insert(experiments).values(
+                    run_id=run_id,
+                    team_id=team_id,
+                    number=number,
+                    plan={**plan, "tool_call_id": tool_call_id},
+                    status="planned",
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+        return await self.get(run_id, team_id, number), True
+
+    async def get(self, run_id: str, team_id: str, number: int) -> Experiment:
+        async with self._db.reader.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(experiments).where(
+                        experiments.c.run_id == run_id,
+                        experiments.c.team_id == team_id,
+                        experiments.c.number == number,
+                    )
+                )
+            ).one()
+        return _row(row)
+
+    async def list(self, run_id: str, team_id: str | None = None) -> list[Experiment]:
+        query = select(experiments).where(experiments.c.run_id == run_id)
+        if team_id is not None:
+            query = query.where(experiments.c.team_id == team_id)
+        async with self._db.reader.connect() as conn:
+            rows = (await conn.execute(query.order_by(experiments.c.number))).all()
+        return [_row(r) for r in rows]
+
+    async def open_plan(self, run_id: str, team_id: str) -> Experiment | None:
+        """The latest plan not yet closed by a full simulation."""
+        for experiment in reversed(await self.list(run_id, team_id)):
+            return experiment if experiment.status == "planned" else None
+        return None
+
+    async def close(
+        self,
+        experiment: Experiment,
+        *,
+        status: str,
+        commit: str,
+        tree_sha256: str,
+        receipt_key: str,
+        cycles_sum: int | None,
+    ) -> None:
+        async with self._db.writer.begin() as conn:
+            await conn.execute(
+                update(experiments)
+                .where(
+                    experiments.c.run_id == experiment.run_id,
+                    experiments.c.team_id == experiment.team_id,
+                    experiments.c.number == experiment.number,
+                )
+                .values(
+                    status=status,
+                    commit=commit,
+                    tree_sha256=tree_sha256,
+                    receipt_key=receipt_key,
+                    cycles_sum=cycles_sum,
+                    updated_at=utc_now_iso(),
+                )
+            )

@@ -1,0 +1,157 @@
+"""The team registry: up to 100 teams per run, stable ids, display names from the model.
+
+A team that exits keeps its row, workspace and history; it only stops being dispatched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from sqlalchemy import func, insert, select, update
+
+from justkernel.store.database import Database
+from justkernel.store.runs import utc_now_iso
+from justkernel.store.schema import teams
+
+MAX_TEAMS = 100
+TeamStatus = Literal["idle", "running", "paused", "done", "exited"]
+
+
+class TeamLimitReached(ValueError):
+    """A run already has the maximum number of teams."""
+
+
+class UnknownTeam(LookupError):
+    """No team with that id in that run."""
+
+
+@dataclass(frozen=True)
+class Team:
+    run_id: str
+    id: str
+    number: int
+    display_name: str
+    model_preset: str
+    status: TeamStatus
+    status_reason: str | None
+    workspace: Path
+    created_at: str
+    exited_at: str | None
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "id": self.id,
+            "number": self.number,
+            "display_name": self.display_name,
+            "model_preset": self.model_preset,
+            "status": self.status,
+            "status_reason": self.status_reason,
+            "created_at": self.created_at,
+            "exited_at": self.exited_at,
+            "config": self.config,
+        }
+
+
+def _row(row: Any) -> Team:
+    return Team(
+        run_id=row.run_id,
+        id=row.id,
+        number=row.number,
+        display_name=row.display_name,
+        model_preset=row.model_preset,
+        status=row.status,
+        status_reason=row.status_reason,
+        workspace=Path(row.workspace),
+        created_at=row.created_at,
+        exited_at=row.exited_at,
+        config=dict(row.config or {}),
+    )
+
+
+class TeamRegistry:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def register(
+        self,
+        run_id: str,
+        *,
+        model_preset: str,
+        model_label: str,
+        workspaces_dir: Path,
+        config: dict[str, Any] | None = None,
+    ) -> Team:
+        """Add a team with the next number; its name is the model's label and that number."""
+        async with self._db.writer.begin() as conn:
+            count = (
+                await conn.execute(
+                    select(func.count()).select_from(teams).where(teams.c.run_id == run_id)
+                )
+            ).scalar_one()
+            if count >= MAX_TEAMS:
+                raise TeamLimitReached(f"run {run_id} already has {MAX_TEAMS} teams")
+            number = count + 1
+            team = Team(
+                run_id=run_id,
+                id=f"team-{number:03d}",
+                number=number,
+                display_name=f"{model_label}-{number:03d}",
+                model_preset=model_preset,
+                status="idle",
+                status_reason=None,
+                workspace=workspaces_dir / run_id / f"team-{number:03d}",
+                created_at=utc_now_iso(),
+                exited_at=None,
+                config=config or {},
+            )
+            await conn.execute(
+                insert(teams).values(
+                    run_id=run_id,
+                    id=team.id,
+                    number=number,
+                    display_name=team.display_name,
+                    model_preset=model_preset,
+                    status=team.status,
+                    status_reason=None,
+                    workspace=str(team.workspace),
+                    created_at=team.created_at,
+                    exited_at=None,
+                    config=team.config,
+                )
+            )
+        return team
+
+    async def list(self, run_id: str, *, include_exited: bool = True) -> list[Team]:
+        query = select(teams).where(teams.c.run_id == run_id).order_by(teams.c.number)
+        if not include_exited:
+            query = query.where(teams.c.status != "exited")
+        async with self._db.reader.connect() as conn:
+            return [_row(r) for r in (await conn.execute(query)).all()]
+
+    async def get(self, run_id: str, team_id: str) -> Team:
+        async with self._db.reader.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(teams).where(teams.c.run_id == run_id, teams.c.id == team_id)
+                )
+            ).one_or_none()
+        if row is None:
+            raise UnknownTeam(f"{run_id}/{team_id}")
+        return _row(row)
+
+    async def set_status(
+        self, run_id: str, team_id: str, status: TeamStatus, reason: str | None = None
+    ) -> None:
+        values: dict[str, Any] = {"status": status, "status_reason": reason}
+        if status == "exited":
+            values["exited_at"] = utc_now_iso()
+        async with self._db.writer.begin() as conn:
+            result = await conn.execute(
+                update(teams).where(teams.c.run_id == run_id, teams.c.id == team_id).values(values)
+            )
+            if result.rowcount == 0:
+                raise UnknownTeam(f"{run_id}/{team_id}")
