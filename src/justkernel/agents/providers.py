@@ -1,0 +1,90 @@
+"""Chat models for the OpenAI-compatible presets (openai, deepseek, qwen, openai_compatible).
+
+Everything that decides what goes on the wire is set here, explicitly, so nothing comes from the
+environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`) or from the model's name: chat completions
+always (ChatOpenAI switches names like `*-codex` to the Responses API), usage streamed always
+(ChatOpenAI leaves it off for a custom base URL), reasoning effort and output limit only when the
+preset sets them. The `offline` provider is built by the offline model module, not here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from justkernel.agents.errors import ProviderConfigError
+from justkernel.agents.provider_compat import CompatChatOpenAI
+from justkernel.agents.provider_deepseek import DeepSeekChatOpenAI
+from justkernel.settings.models import ModelPreset
+from justkernel.settings.secrets import SecretsStore
+
+DEFAULT_BASE_URLS: dict[str, str] = {
+    "openai": "https://api.openai.com/v1",
+    "deepseek": "https://api.deepseek.com/v1",
+}
+DEFAULT_MAX_RETRIES = 2
+DEFAULT_TIMEOUT_S = 120.0
+# local servers (vLLM, llama.cpp, Ollama) accept any key; a placeholder keeps the SDK from
+# falling back to OPENAI_API_KEY and sending the user's OpenAI key to someone else's server
+_NO_KEY_PLACEHOLDER = "EMPTY"
+
+
+def _base_url(preset: ModelPreset) -> str:
+    url = preset.base_url or DEFAULT_BASE_URLS.get(preset.provider)
+    if url is None:
+        raise ProviderConfigError(
+            f"model preset {preset.name!r}: provider {preset.provider!r} needs a base_url"
+        )
+    return url
+
+
+def _api_key(preset: ModelPreset, secrets: SecretsStore) -> str:
+    if preset.api_key_secret is None:
+        if preset.provider == "openai_compatible":
+            return _NO_KEY_PLACEHOLDER
+        raise ProviderConfigError(
+            f"model preset {preset.name!r}: no api_key_secret is set for provider "
+            f"{preset.provider!r}"
+        )
+    secret = secrets.get(preset.api_key_secret)
+    if secret is None:
+        raise ProviderConfigError(
+            f"model preset {preset.name!r}: the API key secret {preset.api_key_secret!r} is "
+            f"not stored; store it with `justkernel secrets set {preset.api_key_secret}`"
+        )
+    return secret.reveal()
+
+
+def build_chat_model(
+    preset: ModelPreset,
+    secrets: SecretsStore,
+    *,
+    max_retries: int = DEFAULT_MAX_RETRIES,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> BaseChatModel:
+    """A ChatOpenAI for the preset; raises ProviderConfigError when it cannot be built."""
+    if preset.provider == "offline":
+        raise ProviderConfigError(
+            f"model preset {preset.name!r} is offline: build it with the offline model, "
+            "not an OpenAI-compatible client"
+        )
+    options: dict[str, Any] = {
+        "model": preset.model,
+        "base_url": _base_url(preset),
+        "api_key": _api_key(preset, secrets),
+        "use_responses_api": False,
+        "stream_usage": True,
+        "max_retries": max_retries,
+        "timeout": timeout,
+    }
+    if preset.reasoning_effort is not None:
+        options["reasoning_effort"] = preset.reasoning_effort
+    if preset.max_output_tokens is not None:
+        options["max_tokens"] = preset.max_output_tokens
+    if preset.provider == "openai":
+        options["max_tokens_param"] = "max_completion_tokens"
+    if preset.provider in ("deepseek", "qwen"):
+        options["provider_name"] = preset.provider
+    model_class = DeepSeekChatOpenAI if preset.provider == "deepseek" else CompatChatOpenAI
+    return model_class(**options)
