@@ -74,32 +74,35 @@ def load_playbook(operator: str = "confusion_mul_grad") -> Playbook:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise PlaybookError(f"{path}: {exc}") from exc
     steps: dict[str, Step] = {}
-    for index, raw in enumerate(data.get("steps", [])):
+    entries = [("steps", i, raw) for i, raw in enumerate(data.get("steps", []))]
+    entries += [("alternatives", i, raw) for i, raw in enumerate(data.get("alternatives", []))]
+    for table, index, raw in entries:
+        where = f"{path}: {table}[{index}]"
         try:
-            step_dir = folder / raw["path"]
-            steps[raw["id"]] = Step(
+            step = Step(
                 id=raw["id"],
                 title=raw["title"],
-                hypothesis=raw["hypothesis"],
-                change=raw["change"],
+                hypothesis=" ".join(raw["hypothesis"].split()),
+                change=" ".join(raw["change"].split()),
                 validation=raw["validation"],
                 probe_cases=tuple(raw.get("probe_cases", [])),
                 expected=raw.get("expected", "faster"),
-                files=_read_files(step_dir),
+                files=_read_files(folder / raw["path"]),
             )
         except KeyError as exc:
-            raise PlaybookError(f"{path}: steps[{index}] lacks {exc.args[0]}") from exc
-        if not steps[raw["id"]].files:
-            raise PlaybookError(f"{path}: steps[{index}] ({raw['id']}) has no files")
+            raise PlaybookError(f"{where} lacks {exc.args[0]}") from exc
+        if not step.files:
+            raise PlaybookError(f"{where} ({step.id}): no files under {raw['path']}")
+        steps[step.id] = step
     sequence = []
-    for index, position in enumerate(data.get("sequence", [])):
-        choices = tuple(position.get("choices", []))
+    for index, raw in enumerate(data.get("steps", [])):
+        choices = (raw["id"], *raw.get("alternatives", []))
         unknown = [c for c in choices if c not in steps]
-        if not choices or unknown:
-            raise PlaybookError(f"{path}: sequence[{index}] names unknown steps {unknown}")
+        if unknown:
+            raise PlaybookError(f"{path}: steps[{index}] names unknown alternatives {unknown}")
         sequence.append(choices)
     if not sequence:
-        raise PlaybookError(f"{path}: no [[sequence]] positions")
+        raise PlaybookError(f"{path}: no [[steps]]")
     project = load_operator(operator).project_dir
     baseline = {
         rel: (project / rel).read_text(encoding="utf-8")

@@ -1,0 +1,283 @@
+/*
+ * Host tiling for ConfusionMulGrad - playbook step s4_better_tiling, alternative b4096.
+ *
+ * Same plan as s4_better_tiling except the tile width: a fixed W = 4096 columns (capped at C)
+ * instead of the L1-ways rule in plan_columns. One tile per row for C <= 4096 (as on the
+ * perf shapes), but on wider rows 5 live segments of 16 KiB each overflow the 8-way L1, so the
+ * tile and the broadcast input0 row are fetched again for every row.
+ *
+ * s2/s3's tiling (reference fields + dimension coalescing, see below), plus a cache plan for the
+ * column-reduction layout: product space [..., G, C] whose last dim C is kept in output1 and
+ * contiguous in input1 and input2, and whose dim before it (G rows) is reduced. Until s3 the
+ * kernel streamed each of those rows into a C-wide double accumulator row (a float->double
+ * conversion and a double read-modify-write per element). Now the kernel sums rows into a float
+ * partial tile of W columns and folds the tile into the double accumulators every F rows. The
+ * tiling chooses
+ *
+ *   W (tile columns): the tile and any operand row that is re-read for every row (input0 when it
+ *     is a broadcast row, like the [1024] LayerNorm gamma) must survive one row's worth of
+ *     streaming through L1, or every row re-fetches them. Counted in L1 ways, not bytes, because
+ *     rows that are a multiple of 4 KiB apart compete for the same sets (see plan_columns).
+ *     Capped at C.
+ *   F (fold rows): a float partial sums at most F products before it goes into double, so its
+ *     relative error stays below F * 2^-24 (1.5e-5 for 256); folding costs ~1 instruction per
+ *     column per fold, negligible at F = 256.
+ *
+ * The plan goes into user[] (see U_* below, mirrored in op_kernel/cmg_kernel.c) and the workspace
+ * grows by the float tile, placed on its own cache line after the double accumulators.
+ *
+ * Coalescing (from s2): extent-1 dims are dropped; dim d is merged into its outer neighbour when
+ * every operand walks the pair as one run (stride[d-1] == stride[d] * extent[d] for all, broadcast
+ * included). Afterwards the innermost dim of every operand has stride 0 or 1 (every dim after it
+ * had extent 1 in the whole space, hence in every operand). When output0 and the product share
+ * one shape (fused) both spaces are coalesced together so one walk serves both outputs.
+ */
+#include "cmg_abi.h"
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Extent of input i along common dim d (rank r), 1 where input i has no such dim. */
+static int64_t extent(const CmgShapeInfo* info, int i, int d, int r) {
+    int shift = r - info->rank[i];
+    return d < shift ? 1 : info->shape[i][d - shift];
+}
+
+/* Row-major element strides of input i over the common rank, 0 where it is broadcast. */
+static void input_strides(const CmgShapeInfo* info, int i, int r, int64_t* stride) {
+    int64_t step = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        int64_t n = extent(info, i, d, r);
+        stride[d] = n == 1 ? 0 : step;
+        step *= n;
+    }
+}
+
+/* Broadcast extent of inputs a and b along dim d, or -1 when they are incompatible. */
+static int64_t broadcast(const CmgShapeInfo* info, int a, int b, int d, int r) {
+    int64_t x = extent(info, a, d, r);
+    int64_t y = extent(info, b, d, r);
+    if (x != y && x != 1 && y != 1) {
+        return -1;
+    }
+    return max64(x, y);
+}
+
+static int reference_tiling(const CmgShapeInfo* info, CmgTiling* t) {
+    if (info->dtype != CMG_DTYPE_FLOAT32 && info->dtype != CMG_DTYPE_FLOAT16) {
+        return 1;
+    }
+    int r = 1;
+    for (int i = 0; i < 3; i++) {
+        if (info->rank[i] < 0 || info->rank[i] > CMG_MAX_DIMS) {
+            return 2;
+        }
+        r = info->rank[i] > r ? info->rank[i] : r;
+    }
+    int prod_rank = info->rank[1] > info->rank[2] ? info->rank[1] : info->rank[2];
+
+    /* Reduced dims: axes index broadcast(input1, input2), whose rank is prod_rank. */
+    int32_t mask = 0;
+    if (info->num_axes == 0) {
+        mask = (int32_t)((1u << r) - 1u);
+    }
+    for (int a = 0; a < info->num_axes; a++) {
+        int axis = info->axes[a] < 0 ? info->axes[a] + prod_rank : info->axes[a];
+        if (axis < 0 || axis >= prod_rank) {
+            return 3;
+        }
+        int d = axis + (r - prod_rank);
+        if (mask & (1 << d)) {
+            return 4;
+        }
+        mask |= 1 << d;
+    }
+
+    t->dtype = info->dtype;
+    t->reduce_mask = mask;
+    t->rank0 = r;
+    t->rank1 = r;
+    input_strides(info, 0, r, t->in0_stride0);
+    input_strides(info, 1, r, t->in1_stride0);
+    input_strides(info, 1, r, t->in1_stride1);
+    input_strides(info, 2, r, t->in2_stride1);
+    t->out0_size = 1;
+    t->prod_size = 1;
+    t->fused = 1;
+    for (int d = 0; d < r; d++) {
+        t->shape0[d] = broadcast(info, 0, 1, d, r);
+        t->shape1[d] = broadcast(info, 1, 2, d, r);
+        if (t->shape0[d] < 0 || t->shape1[d] < 0) {
+            return 5;
+        }
+        t->out0_size *= t->shape0[d];
+        t->prod_size *= t->shape1[d];
+        t->fused &= t->shape0[d] == t->shape1[d];
+    }
+
+    /* output1 is row-major over the kept dims; reduced dims do not move it. */
+    int64_t step = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        int reduced = (mask >> d) & 1;
+        t->out1_stride1[d] = reduced || t->shape1[d] == 1 ? 0 : step;
+        step *= reduced ? 1 : t->shape1[d];
+    }
+    t->out1_size = step;
+
+    /* [outer, reduce, inner] when the reduced dims of extent > 1 form one run. */
+    int phase = 0; /* 0: before the run, 1: inside it, 2: after it */
+    int general = 0;
+    t->outer = 1;
+    t->reduce_len = 1;
+    t->inner = 1;
+    for (int d = 0; d < r; d++) {
+        int64_t n = t->shape1[d];
+        if (n == 1) {
+            continue;
+        }
+        if ((mask >> d) & 1) {
+            general |= phase == 2;
+            phase = 1;
+            t->reduce_len *= n;
+        } else if (phase == 0) {
+            t->outer *= n;
+        } else {
+            phase = 2;
+            t->inner *= n;
+        }
+    }
+    t->reduce_layout = general ? CMG_LAYOUT_GENERAL : CMG_LAYOUT_ORI;
+
+    t->block_elems = t->prod_size;
+    t->block_count = 1;
+    t->workspace_size = t->out1_size * (int64_t)sizeof(double);
+    return 0;
+}
+
+#define MAX_OPS 5
+
+/* Cache geometry of the cycle model (I1/D1 32 KiB 8-way, LL 2 MiB 16-way, 64-byte lines). */
+#define L1_WAYS 8
+#define WAY_FLOATS 1024 /* one way of L1: 64 sets x 64 B = 4 KiB */
+
+/* Column-reduction plan in user[] (mirrored in op_kernel/cmg_kernel.c). */
+#define U_COLUMN 0     /* 1: run the [groups, G, C] column path */
+#define U_TILE_W 1     /* float partial tile width W, in columns */
+#define U_FOLD_ROWS 2  /* rows summed in float before a fold into double */
+#define U_TILE_OFF 3   /* byte offset of the float tile in the workspace */
+
+#define TILE_W_FIXED 4096 /* alternative b4096: fixed width, the L1-ways rule is bypassed */
+#define FOLD_ROWS 256
+
+/* Drop extent-1 dims, merge each dim into its outer neighbour when every operand allows it. */
+static int32_t coalesce(int32_t r, int64_t* shape, int nops, int64_t* const* strides) {
+    int32_t w = 0;
+    for (int32_t d = 0; d < r; d++) {
+        if (shape[d] == 1) {
+            continue;
+        }
+        int merge = w > 0;
+        for (int k = 0; k < nops && merge; k++) {
+            merge = strides[k][w - 1] == strides[k][d] * shape[d];
+        }
+        if (merge) {
+            shape[w - 1] *= shape[d];
+            for (int k = 0; k < nops; k++) {
+                strides[k][w - 1] = strides[k][d];
+            }
+        } else {
+            shape[w] = shape[d];
+            for (int k = 0; k < nops; k++) {
+                strides[k][w] = strides[k][d];
+            }
+            w++;
+        }
+    }
+    if (w == 0) { /* every dim was extent 1: one element */
+        shape[0] = 1;
+        for (int k = 0; k < nops; k++) {
+            strides[k][0] = 0;
+        }
+        w = 1;
+    }
+    return w;
+}
+
+/* Row-major strides of a contiguous tensor of this shape (output0), 0 on extent-1 dims. */
+static void contiguous(int32_t r, const int64_t* shape, int64_t* stride) {
+    int64_t step = 1;
+    for (int32_t d = r - 1; d >= 0; d--) {
+        stride[d] = shape[d] == 1 ? 0 : step;
+        step *= shape[d];
+    }
+}
+
+/* Column-reduction plan (see the header comment); user[U_COLUMN] stays 0 when it does not apply. */
+static void plan_columns(CmgTiling* t) {
+    for (int k = 0; k < 16; k++) {
+        t->user[k] = 0;
+    }
+    const int32_t r = t->rank1;
+    if (t->dtype != CMG_DTYPE_FLOAT32 || r < 2) {
+        return; /* float16 keeps the strip-widening row path */
+    }
+    if (t->out1_stride1[r - 1] != 1 || t->out1_stride1[r - 2] != 0 ||
+        t->in1_stride1[r - 1] != 1 || t->in2_stride1[r - 1] != 1) {
+        return; /* not "G reduced rows of C kept, contiguous columns" */
+    }
+    if (t->fused && t->in0_stride0[r - 1] != 0 && t->in0_stride0[r - 1] != 1) {
+        return;
+    }
+    const int64_t cols = t->shape1[r - 1];
+    /* Between two visits of a tile column, one row segment of every operand with a contiguous
+     * inner dim passes through L1 (re-read broadcast rows and streamed rows alike): the tile,
+     * input1, input2, and when fused output0 and input0 (unless input0 is one value per row).
+     * L1 is 8 ways of 4 KiB (64 sets x 64 B): a segment of k * 1024 floats takes k lines in every
+     * set, so the segments fit without conflict misses when rows_live * k ways are free. Two ways
+     * are left for the double accumulators at fold time, the stack and misaligned row starts.
+     * (A byte budget like "rows_live * W * 4 <= 24 KiB" is not enough: W = 1216 puts 2 lines of
+     * each of 5 rows into some sets, 10 > 8 ways.) */
+    const int64_t rows_live = 3 + (t->fused ? 1 + (t->in0_stride0[r - 1] == 1) : 0);
+    int64_t w = (L1_WAYS - 2) / rows_live * WAY_FLOATS; /* rows_live is 3..5: 1 or 2 ways */
+    if (TILE_W_FIXED > 0) {
+        w = TILE_W_FIXED;
+    }
+    if (w > cols) {
+        w = cols;
+    }
+    const int64_t tile_off = (t->workspace_size + 63) / 64 * 64;
+    t->user[U_COLUMN] = 1;
+    t->user[U_TILE_W] = w;
+    t->user[U_FOLD_ROWS] = FOLD_ROWS;
+    t->user[U_TILE_OFF] = tile_off;
+    t->block_elems = w;
+    t->block_count = (cols + w - 1) / w;
+    t->workspace_size = tile_off + w * (int64_t)sizeof(float);
+}
+
+int cmg_tiling(const CmgShapeInfo* info, CmgTiling* t) {
+    int rc = reference_tiling(info, t);
+    if (rc != 0) {
+        return rc;
+    }
+    int64_t out0_stride[CMG_MAX_DIMS];
+    contiguous(t->rank0, t->shape0, out0_stride);
+    if (t->fused) {
+        /* output0 rides along as a fifth operand so a merge never breaks its contiguity */
+        int64_t* ops[MAX_OPS] = {t->in0_stride0, t->in1_stride1, t->in2_stride1, t->out1_stride1,
+                                 out0_stride};
+        t->rank1 = coalesce(t->rank1, t->shape1, 5, ops);
+        t->rank0 = t->rank1;
+        for (int32_t d = 0; d < t->rank1; d++) {
+            t->shape0[d] = t->shape1[d];
+            t->in1_stride0[d] = t->in1_stride1[d];
+        }
+    } else {
+        int64_t* ops0[MAX_OPS] = {t->in0_stride0, t->in1_stride0, out0_stride};
+        int64_t* ops1[MAX_OPS] = {t->in1_stride1, t->in2_stride1, t->out1_stride1};
+        t->rank0 = coalesce(t->rank0, t->shape0, 3, ops0);
+        t->rank1 = coalesce(t->rank1, t->shape1, 3, ops1);
+    }
+    t->reduce_mask = 0; /* stale after coalescing: out1_stride1 == 0 marks the reduced dims */
+    plan_columns(t);
+    return 0;
+}
