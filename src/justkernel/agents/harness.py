@@ -37,7 +37,7 @@ Goal: the fewest estimated cycles (sum over the performance cases) with every lo
 the precision standard. Evidence comes only from receipts: never claim a result you have not \
 simulated. Follow the engineering-workflow skill: record a plan, change one thing, compile, probe, \
 run a full simulation, keep or revert. Keep your todo list current. When you have nothing better \
-to try, say so and stop."""
+to try, say so and end your reply with [done]."""
 
 MEMBERS = [
     {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain.agents.middleware.types import AgentMiddleware, hook_config
@@ -26,6 +26,7 @@ from justkernel.settings.models import ModelPreset
 from justkernel.settings.redaction import scrub
 
 TEXT_LIMIT = 2000
+DEFAULT_OUTPUT_ESTIMATE = 2048  # tokens reserved for a reply when the preset sets no limit
 SOURCE_TOOLS = {"write_file", "edit_file"}
 NUDGE = (
     "Watchdog: no progress for a while (no source change and no new experiment). "
@@ -54,6 +55,18 @@ def _content_text(content: Any) -> str:
     return str(content)
 
 
+def _tool_message(result: Any) -> ToolMessage | None:
+    """The ToolMessage of a tool's return (tools such as write_todos return a Command)."""
+    if isinstance(result, ToolMessage):
+        return result
+    update = getattr(result, "update", None)
+    if isinstance(update, dict):
+        for message in update.get("messages", []):
+            if isinstance(message, ToolMessage):
+                return message
+    return None
+
+
 def _calls_brief(message: AIMessage | None) -> list[dict[str, Any]]:
     calls = message.tool_calls if message is not None else []
     return [
@@ -70,6 +83,7 @@ class Governance:
     budget: BudgetGovernor
     watchdog: Watchdog
     on_pause: Callable[[str, str], Awaitable[None]]  # (team, reason)
+    seen_input_tokens: dict[str, int] = field(default_factory=dict)  # last prompt per provider
 
 
 class TeamObserver(AgentMiddleware):
@@ -83,6 +97,7 @@ class TeamObserver(AgentMiddleware):
         self.provider = provider
         self.pause_reason: str | None = None
         self._tree = ctx.workspace.tree_sha256()
+        self._last_input_tokens = 0
 
     @property
     def name(self) -> str:
@@ -106,10 +121,21 @@ class TeamObserver(AgentMiddleware):
         await self.gov.on_pause(self.ctx.team_id, reason)
 
     # -- model calls ----------------------------------------------------------------------
+    def _estimate_input_tokens(self, request: Any) -> int:
+        """An upper-leaning guess of the prompt size, so budget reservations rarely fall short:
+        the larger of a characters/4 count (messages, system prompt, tool schemas) and the
+        last prompt the provider reported for this team or, before that, for its provider
+        (a conversation only grows)."""
+        chars = sum(len(_content_text(m.content)) for m in request.messages)
+        if request.system_message is not None:
+            chars += len(_content_text(request.system_message.content))
+        chars += len(json.dumps([getattr(t, "name", str(t)) for t in request.tools]))
+        observed = self._last_input_tokens or self.gov.seen_input_tokens.get(self.provider, 0)
+        return max(chars // 4 + 1, observed)
+
     async def awrap_model_call(self, request: Any, handler: Any) -> Any:
-        prompt_chars = sum(len(_content_text(m.content)) for m in request.messages)
-        est_in = prompt_chars // 4 + 1
-        est_out = self.preset.max_output_tokens or 2048
+        est_in = self._estimate_input_tokens(request)
+        est_out = self.preset.max_output_tokens or DEFAULT_OUTPUT_ESTIMATE
         try:
             reservation = self.gov.budget.reserve(
                 self.ctx.team_id,
@@ -136,6 +162,9 @@ class TeamObserver(AgentMiddleware):
             raise
         message = next((m for m in response.result if isinstance(m, AIMessage)), None)
         usage = usage_from_message(self.preset, message) if message is not None else None
+        if usage is not None:
+            self._last_input_tokens = usage.input_tokens
+            self.gov.seen_input_tokens[self.provider] = usage.input_tokens
         self.gov.budget.settle(
             reservation,
             usage.total if usage else None,
@@ -179,8 +208,9 @@ class TeamObserver(AgentMiddleware):
         )
         started = time.monotonic()
         result = await handler(request)
-        text = _content_text(result.content) if isinstance(result, ToolMessage) else str(result)
-        error = isinstance(result, ToolMessage) and result.status == "error"
+        message = _tool_message(result)
+        text = _content_text(message.content) if message is not None else str(result)
+        error = message is not None and message.status == "error"
         await self.ctx.emit(
             "tool.result",
             {

@@ -197,7 +197,7 @@ class PlaybookDriver:
             best, _ = self.standing(history, None)
             shown = f"{best:,}" if best is not None else "not measured"
             return AIMessage(
-                content=f"{DONE_MARKER} Best kept candidate: {shown} est. cycles.",
+                content=f"Playbook complete. Best kept: {shown} est. cycles. {DONE_MARKER}",
                 id=call_id(index),
             )
         tool_calls = [
@@ -258,7 +258,16 @@ class PlaybookDriver:
                 [("write_todos", {"todos": todos})],
             )
         result = self._full_result(step, history)
-        why = result.get("status") or "not simulated"
+        probe = history.results.get(self._index_of("probe", step), {})
+        compiled = history.results.get(self._index_of("compile", step), {})
+        why = (
+            result.get("status")
+            or (f"probe {probe['status']}" if probe.get("status") else None)
+            or (f"compile {compiled.get('status')}" if compiled else None)
+            or "not simulated"
+        )
+        if result.get("status") == "measured":
+            why = f"{result.get('total_est_cycles'):,} est. cycles, not better"
         calls: list[Any] = [
             ("write_file", {"file_path": f"/{rel}", "content": content})
             for rel, content in sorted(files.items())

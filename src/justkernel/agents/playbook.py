@@ -25,7 +25,7 @@ from justkernel.operators import load_operator
 from justkernel.paths import resources_dir
 
 ID_PREFIX = "pb"
-DONE_MARKER = "[playbook complete]"
+DONE_MARKER = "[done]"  # a team ends its reply with it when nothing is left to try
 
 
 class PlaybookError(ValueError):

@@ -9,8 +9,10 @@ act on; full receipts go to `scratch/receipts/` in the workspace and can be page
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
 
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
@@ -23,6 +25,7 @@ from justkernel.teams.workspace import SCRATCH_DIR, TeamWorkspace
 from justkernel.workers.receipts import Receipt
 
 PAGE_CHARS = 4000
+SMOKE_CASE = "c15_small_bcast_f32"  # 35 elements: proves the build links and runs
 
 
 class EvaluatorLike(Protocol):
@@ -54,6 +57,14 @@ class TeamContext:
     async def progress(self, what: str) -> None:
         if self.on_progress is not None:
             await self.on_progress(what)
+
+    async def evaluate(self, *, kind: str, case_ids: list[str] | None) -> Receipt:
+        """Evaluate the candidate part of the workspace (not its notes, skills or git)."""
+        with tempfile.TemporaryDirectory(prefix=f"{self.team_id}-") as tmp:
+            candidate = self.workspace.export_candidate(Path(tmp) / "candidate")
+            return await self.evaluator.evaluate(
+                candidate, team=self.team_id, kind=kind, case_ids=case_ids
+            )
 
     async def emit(
         self, kind: str, payload: dict[str, Any], *, once_per: str | None = None
@@ -155,17 +166,17 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
 
     @tool
     async def compile_kernel() -> str:
-        """Compile the current op_host/ and op_kernel/ sources with the fixed flags and run the
-        static checks. Returns ok and the first compiler diagnostics."""
-        receipt = await ctx.evaluator.evaluate(
-            ctx.workspace.root, team=ctx.team_id, kind="probe", case_ids=[]
-        )
+        """Compile the current op_host/ and op_kernel/ sources with the fixed flags, run the
+        static checks, and smoke-run the smallest local case. Returns ok (it compiled and
+        passed the static checks) and the first compiler diagnostics."""
+        receipt = await ctx.evaluate(kind="probe", case_ids=[SMOKE_CASE])
         report = receipt.compile
         ok = report is not None and report.ok and receipt.status != "static_check_failed"
         return _json(
             {
                 "ok": ok,
                 "status": str(receipt.status),
+                "smoke_case": SMOKE_CASE,
                 "failed_step": report.failed_step if report else None,
                 "diagnostics": report.diagnostics_head[:20] if report else [],
                 "problems": report.problems[:10] if report else [],
@@ -192,9 +203,7 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
         else:
             ids = None
         snapshot = ctx.workspace.commit(f"experiment {plan.number}: {mode} simulation")
-        receipt = await ctx.evaluator.evaluate(
-            ctx.workspace.root, team=ctx.team_id, kind=mode, case_ids=ids
-        )
+        receipt = await ctx.evaluate(kind=mode, case_ids=ids)
         ctx.receipts[receipt.job_key] = receipt
         ctx.last_receipt_key = receipt.job_key
         _save_receipt(ctx, receipt)

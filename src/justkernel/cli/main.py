@@ -21,9 +21,16 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from justkernel.cli import bundle_cmds, check_cmd, secrets_cmds, serve_cmd
+    from justkernel.cli import (
+        bundle_cmds,
+        check_cmd,
+        evaluate_cmd,
+        run_cmd,
+        secrets_cmds,
+        serve_cmd,
+    )
 
-    for module in (serve_cmd, bundle_cmds, check_cmd, secrets_cmds):
+    for module in (serve_cmd, run_cmd, evaluate_cmd, bundle_cmds, check_cmd, secrets_cmds):
         module.register(app)
 
 

@@ -40,6 +40,8 @@ FIRST_PROMPT = (
     "Optimize the kernel in this workspace. Start by reading /spec.md, then measure the "
     "baseline and improve it experiment by experiment."
 )
+FAILURE_BACKOFF_START = 5.0
+FAILURE_BACKOFF_MAX = 300.0
 CONTINUE_PROMPT = "Continue: run your next experiment, or say you are done if nothing is left."
 
 
@@ -91,6 +93,8 @@ class Scheduler:
             on_pause=self._on_pause,
         )
         self._runtimes: dict[str, _TeamRuntime] = {}
+        self._failures: dict[str, int] = {}  # consecutive failed turns per team
+        self._not_before: dict[str, float] = {}  # backoff after a failed turn
         self._running: dict[str, asyncio.Task[None]] = {}
         self.stopped_reason: str | None = None
 
@@ -206,6 +210,8 @@ class Scheduler:
     async def _eligible(self, team: Team) -> bool:
         if team.id in self._running or team.status in ("done", "exited"):
             return False
+        if asyncio.get_running_loop().time() < self._not_before.get(team.id, 0.0):
+            return False
         if team.status == "paused":
             reason = team.status_reason or ""
             if not reason.startswith("no progress"):
@@ -258,7 +264,11 @@ class Scheduler:
                 if not self._running:
                     if self.stopped_reason:
                         reason = self.stopped_reason
-                    break
+                        break
+                    if not self._backing_off():
+                        break
+                    await asyncio.sleep(0.5)
+                    continue
                 await asyncio.wait(
                     list(self._running.values()),
                     timeout=0.5,
@@ -268,6 +278,18 @@ class Scheduler:
             await self._cancel_running()
             await self.lab.events.append(self.run_id, "run.dispatch_stopped", {"reason": reason})
         return reason
+
+    def _backing_off(self) -> bool:
+        now = asyncio.get_running_loop().time()
+        return any(t > now for t in self._not_before.values())
+
+    def _record_failure(self, team_id: str) -> float:
+        """Exponential backoff after failed turns: 5 s, 10 s, ... up to 5 minutes."""
+        count = self._failures.get(team_id, 0) + 1
+        self._failures[team_id] = count
+        delay = min(FAILURE_BACKOFF_MAX, FAILURE_BACKOFF_START * 2 ** (count - 1))
+        self._not_before[team_id] = asyncio.get_running_loop().time() + delay
+        return delay
 
     async def _cancel_running(self) -> None:
         tasks = list(self._running.values())
@@ -319,6 +341,7 @@ class Scheduler:
         except TimeoutError:
             detail = f"turn timed out after {self.config.turn_timeout_seconds:g} s"
             await self.lab.events.append(self.run_id, "team.turn_timeout", {}, team=team.id)
+            self._record_failure(team.id)
         except asyncio.CancelledError:
             await self.registry.set_status(self.run_id, team.id, "idle", "interrupted")
             raise
@@ -334,8 +357,11 @@ class Scheduler:
                 )
                 outcome, detail = "paused", f"provider {provider} paused: {error.message}"
             else:
-                detail = f"turn failed ({error.kind}): {error.message}"
+                delay = self._record_failure(team.id)
+                detail = f"turn failed ({error.kind}): {error.message}; retry in {delay:g} s"
                 log.warning("team %s: %s", team.id, detail)
+        if detail is None or outcome == "done":
+            self._failures.pop(team.id, None)
         if outcome == "paused" and runtime.observer.pause_reason is None:
             await self._on_pause(team.id, detail or "paused")
         elif outcome != "paused":

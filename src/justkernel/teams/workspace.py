@@ -30,6 +30,8 @@ SPEC_NAME = "spec.md"
 SCRATCH_DIR = "scratch"  # the team's free folder: notes, fetched candidates, large tool output
 SKILLS_DIR = "skills"  # read-only copies of resources/skills, loaded by the harness
 PRIVATE_PARTS = {".git"}
+# top-level entries that belong to the workspace, not to the candidate project
+WORKSPACE_ONLY = {".git", ".gitignore", "build", SCRATCH_DIR, SKILLS_DIR, SPEC_NAME}
 
 
 class WorkspaceError(PermissionError):
@@ -128,6 +130,20 @@ class TeamWorkspace:
             if self.operator.paths.access(rel) == "editable":
                 files[rel] = path.read_bytes()
         return files
+
+    def export_candidate(self, dest: Path) -> Path:
+        """Copy the candidate project (the operator's files, without notes, skills, spec or
+        git) to `dest`: exactly what an evaluation or a submission sees."""
+        dest.mkdir(parents=True, exist_ok=True)
+        for entry in sorted(self.root.iterdir()):
+            if entry.name in WORKSPACE_ONLY or entry.is_symlink():
+                continue
+            target = dest / entry.name
+            if entry.is_dir():
+                shutil.copytree(entry, target, symlinks=True, dirs_exist_ok=True)
+            else:
+                shutil.copyfile(entry, target)
+        return dest
 
     def tree_sha256(self) -> str:
         return editable_tree_sha256(self.editable_files())

@@ -1,0 +1,37 @@
+"""Toolchains: how one candidate is built, checked and measured.
+
+`protocol` holds the interface every backend implements (`JobSpec`, `Toolchain`); `cpu` is the
+embedded backend (gcc + callgrind inside the bubblewrap sandbox of `sandbox`). Typical use goes
+through `justkernel.workers.evaluator.Evaluator`; direct use::
+
+    tc = CpuToolchain()
+    spec = JobSpec(operator="confusion_mul_grad", kind="probe", case_ids=("c01_row_f32",),
+                   source_tree_hash=check_tree(src, tc.definition).tree_hash,
+                   input_packs={"local": pack.pack_hash}, toolchain_id=tc.id,
+                   toolchain_version=tc.version)
+    receipt = await tc.run(spec, src, {"local": pack}, workdir, slot=0)
+"""
+
+from justkernel.toolchains.cpu import CpuLimits, CpuToolchain
+from justkernel.toolchains.cpu_source import CandidateError, TreeCheck, check_tree, snapshot_tree
+from justkernel.toolchains.protocol import (
+    LOCAL_PACK,
+    PERF_PACK,
+    JobSpec,
+    Toolchain,
+    ToolchainError,
+)
+
+__all__ = [
+    "LOCAL_PACK",
+    "PERF_PACK",
+    "CandidateError",
+    "CpuLimits",
+    "CpuToolchain",
+    "JobSpec",
+    "Toolchain",
+    "ToolchainError",
+    "TreeCheck",
+    "check_tree",
+    "snapshot_tree",
+]

@@ -1,0 +1,186 @@
+"""Compile a candidate inside the sandbox, check its objects, link it with the fixed harness.
+
+gcc runs on untrusted source, so it runs sandboxed like the kernel: the snapshot is mounted
+read-only at /sandbox/src, objects go to /sandbox/out, there is no /etc and no network. (A
+kernel that does `#include "/etc/shadow"` gets "No such file", and its diagnostics can quote
+nothing of the host.) The harness object comes from the trusted template, compiled once per
+toolchain, because the tree check already proved the candidate's copy identical.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from justkernel.operators import OperatorDefinition, compile_steps, static_check
+from justkernel.toolchains.cpu_sandbox import run_checked
+from justkernel.toolchains.protocol import ToolchainError
+from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus
+from justkernel.workers.receipts import Status
+
+SRC = "/sandbox/src"
+OUT = "/sandbox/out"
+DIAGNOSTIC_LINES = 30  # first lines of compiler output shown in the receipt
+# Instructions that enter the kernel directly; a numeric kernel never needs one, and they are
+# how a kernel would reach fork, socket, setitimer ... without an external symbol.
+_SYSCALL_INSN = re.compile(r"^\s*[0-9a-f]+:\s+(syscall|sysenter|int\s+\$0x80)\b", re.MULTILINE)
+
+
+@dataclass
+class CompileOutcome:
+    ok: bool
+    harness: Path | None = None
+    status: Status | None = None
+    failed_step: str | None = None
+    detail: str = ""
+    log: str = ""
+    problems: tuple[str, ...] = ()
+    compile_seconds: float = 0.0
+    static_seconds: float = 0.0
+    cacheable: bool = True
+    steps: list[str] = field(default_factory=list)
+
+    def diagnostics_head(self) -> list[str]:
+        lines = [line for line in self.log.splitlines() if not line.startswith("$ ")]
+        return lines[:DIAGNOSTIC_LINES]
+
+
+class HarnessObject:
+    """The template's harness.o, compiled once (natively: the template is trusted)."""
+
+    def __init__(self, definition: OperatorDefinition, cache_dir: Path | None) -> None:
+        self._definition = definition
+        self._cache_dir = cache_dir
+        self._lock = asyncio.Lock()
+        self._path: Path | None = None
+
+    async def path(self) -> Path:
+        async with self._lock:
+            if self._path is None or not self._path.is_file():
+                self._path = await asyncio.to_thread(self._build)
+            return self._path
+
+    def _build(self) -> Path:
+        folder = self._cache_dir
+        if folder is None:
+            folder = Path(tempfile.mkdtemp(prefix="jk-cpu-harness-"))
+            atexit.register(shutil.rmtree, folder, True)
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / "harness.o"
+        if target.is_file():
+            return target
+        scratch = Path(tempfile.mkdtemp(prefix=".harness-", dir=folder))
+        try:
+            steps = compile_steps(self._definition.project_dir, scratch, self._definition)
+            step = next(s for s in steps if s.name == "harness")
+            done = subprocess.run(
+                step.argv, cwd=step.cwd, capture_output=True, text=True, timeout=120, check=False
+            )
+            if done.returncode != 0:
+                raise ToolchainError(f"the template harness does not compile:\n{done.stderr}")
+            os.replace(step.output, target)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return target
+
+
+def syscall_instructions(obj: Path) -> tuple[str, ...]:
+    """Problems for every syscall-like instruction in the object's code sections."""
+    done = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", str(obj)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        return (f"{obj.name}: objdump cannot read it: {done.stderr.strip()[:200]}",)
+    found = sorted({m.group(1).split()[0] for m in _SYSCALL_INSN.finditer(done.stdout)})
+    return tuple(f"{obj.name}: contains a `{i}` instruction (a direct system call)" for i in found)
+
+
+async def _sandboxed_step(
+    argv: tuple[str, ...], src: Path, build: Path, limits: SandboxLimits
+) -> tuple[SandboxStatus, str, bool]:
+    """(status, compiler output, deterministic) of one compiler call."""
+    r = await run_checked(argv, ro_binds={"src": src}, rw_dir=build, cwd=SRC, limits=limits)
+    text = f"$ {' '.join(argv)}\n{r.stdout.text}{r.stderr.text}"
+    return r.status, text, r.status is not SandboxStatus.TIMEOUT
+
+
+def _static_problems(
+    kernel: Path, tiling: Path, definition: OperatorDefinition, scan_syscalls: bool
+) -> tuple[str, ...]:
+    spec = definition.build
+    problems = static_check(kernel, spec.kernel_entry, definition)
+    problems += static_check(tiling, spec.tiling_entry, definition)
+    if scan_syscalls:
+        problems += syscall_instructions(kernel) + syscall_instructions(tiling)
+    return problems
+
+
+async def compile_candidate(
+    src: Path,
+    build: Path,
+    definition: OperatorDefinition,
+    harness_obj: Path,
+    limits: SandboxLimits,
+    *,
+    scan_syscalls: bool = True,
+) -> CompileOutcome:
+    """kernel and tiling objects (sandboxed) -> static checks -> link with harness.o."""
+    steps = {s.name: s for s in compile_steps(Path(SRC), Path(OUT), definition)}
+    outcome = CompileOutcome(ok=False)
+    log: list[str] = []
+    start = time.monotonic()
+    for name in ("kernel", "tiling", "static_check", "link"):
+        if name == "static_check":
+            t = time.monotonic()
+            objects = (build / steps["kernel"].output.name, build / steps["tiling"].output.name)
+            problems = await asyncio.to_thread(
+                _static_problems, *objects, definition, scan_syscalls
+            )
+            outcome.static_seconds = time.monotonic() - t
+            if problems:
+                outcome.problems = problems
+                outcome.failed_step = "static_check"
+                outcome.status = Status.STATIC_CHECK_FAILED
+                outcome.detail = problems[0]
+                break
+            shutil.copyfile(harness_obj, build / steps["harness"].output.name)
+            continue
+        status, text, deterministic = await _sandboxed_step(steps[name].argv, src, build, limits)
+        log.append(text)
+        outcome.steps.append(name)
+        if status is not SandboxStatus.OK:
+            outcome.failed_step = name
+            outcome.cacheable = deterministic
+            outcome.status = (
+                Status.SANDBOX_VIOLATION
+                if status is SandboxStatus.SANDBOX_VIOLATION
+                else Status.COMPILE_FAILED
+            )
+            outcome.detail = _compile_detail(name, status, text)
+            break
+    else:
+        outcome.ok = True
+        outcome.harness = build / steps["link"].output.name
+    outcome.log = "".join(log)
+    outcome.compile_seconds = time.monotonic() - start - outcome.static_seconds
+    return outcome
+
+
+def _compile_detail(step: str, status: SandboxStatus, text: str) -> str:
+    if status is SandboxStatus.TIMEOUT:
+        return f"{step}: the compiler ran out of time"
+    if status is SandboxStatus.RESOURCE_LIMIT:
+        return f"{step}: the compiler hit a resource limit"
+    errors = [line for line in text.splitlines() if "error" in line]
+    return f"{step}: {errors[0].strip()}" if errors else f"{step}: compiler failed ({status})"

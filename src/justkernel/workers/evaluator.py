@@ -1,0 +1,249 @@
+"""The evaluation service: one candidate folder in, one receipt out, through cache and pool.
+
+    snapshot (private copy) ─► tree hash ─► job key ─► cache? ─► pool slot ─► toolchain.run
+                                                         │                        │
+                                                         └─ hit: stored receipt   └─► blobs, cache
+
+The snapshot comes first so that edits made while the job waits or runs change nothing, and
+the hash names exactly what ran. Full validations queue as `Priority.FULL_VALIDATION`, probes
+as `Priority.PROBE`; the pool takes teams in turn within a priority. Cancelling the awaiting
+task cancels the job and kills its sandboxed processes before `evaluate` returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from justkernel.operators import (
+    CaseSpec,
+    InputPack,
+    OperatorDefinition,
+    ensure_input_pack,
+    local_cases,
+    perf_cases,
+)
+from justkernel.settings.config import Settings
+from justkernel.store.blobs import BlobStore
+from justkernel.toolchains.cpu_source import check_tree, snapshot_tree
+from justkernel.toolchains.protocol import LOCAL_PACK, PERF_PACK, JobSpec, Progress, Toolchain
+from justkernel.workers.cache import ReceiptCache
+from justkernel.workers.pool import Job, JobCancelled, LocalPool, Priority, SlotGrant
+from justkernel.workers.receipts import JobKind, Receipt, utc_now
+
+CaseSource = Callable[[OperatorDefinition], Sequence[CaseSpec]]
+
+
+class CaseSelectionError(ValueError):
+    """Unknown case ids, or a case list where the job kind does not take one."""
+
+
+def _open_dir(folder: Path) -> Path:
+    """Create `folder` (ours alone) readable and traversable by the sandbox uid."""
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o755)
+    return folder
+
+
+def _traversable(folder: Path) -> None:
+    """Add o+x to the data folder so bwrap, running as the sandbox uid, can reach the packs
+    and job folders inside (nothing is listed or read through it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mode = folder.stat().st_mode
+    if mode & 0o001 == 0:
+        os.chmod(folder, (mode & 0o7777) | 0o011)
+
+
+def _open_tree(root: Path) -> None:
+    """a+rX on a pack so the sandbox uid can read the inputs it binds."""
+    for dirpath, _dirs, files in os.walk(root):
+        os.chmod(dirpath, 0o755)
+        for name in files:
+            os.chmod(os.path.join(dirpath, name), 0o644)
+
+
+class Evaluator:
+    """Evaluates candidates on a pool with one toolchain; safe for concurrent callers."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        pool: LocalPool,
+        toolchain: Toolchain,
+        blobs: BlobStore,
+        *,
+        definition: OperatorDefinition | None = None,
+        sim_parallelism: int = 1,
+        keep_jobs: bool = False,
+    ) -> None:
+        self.settings = settings
+        self.pool = pool
+        self.toolchain = toolchain
+        self.blobs = blobs
+        self.definition = definition or getattr(toolchain, "definition", None)
+        if self.definition is None:
+            raise ValueError("the toolchain has no operator definition; pass one")
+        self.sim_parallelism = sim_parallelism
+        self.keep_jobs = keep_jobs
+        data = settings.resolved_data_dir
+        self.packs_dir = data / "packs"
+        self.jobs_dir = data / "jobs"
+        self.cache = ReceiptCache(data / "receipts")
+        self.submissions = 0  # jobs handed to the pool (cache hits never are)
+        self._packs: dict[str, InputPack] = {}
+        self._pack_lock = asyncio.Lock()
+
+    # -- inputs ---------------------------------------------------------------------------
+    def local_case_ids(self) -> tuple[str, ...]:
+        return tuple(c.id for c in local_cases(self.definition))
+
+    def perf_case_ids(self) -> tuple[str, ...]:
+        return tuple(c.id for c in perf_cases(self.definition))
+
+    def select_cases(self, kind: JobKind | str, case_ids: Sequence[str] | None) -> tuple[str, ...]:
+        """The functional cases of a job, in the operator's order; unknown ids are an error."""
+        kind = JobKind(kind)
+        known = self.local_case_ids()
+        if case_ids is None:
+            return known
+        unknown = [c for c in case_ids if c not in known]
+        if unknown:
+            raise CaseSelectionError(f"unknown case ids: {', '.join(unknown)}")
+        if not case_ids:
+            raise CaseSelectionError("no case ids given")
+        chosen = set(case_ids)
+        if kind is JobKind.FULL and chosen != set(known):
+            raise CaseSelectionError("a full job runs every local case; use a probe for a subset")
+        return tuple(c for c in known if c in chosen)
+
+    async def packs(self, kind: JobKind) -> dict[str, InputPack]:
+        """The input packs a job kind needs, built once per case set under data_dir/packs/."""
+        roles = {LOCAL_PACK: local_cases}
+        if kind is JobKind.FULL:
+            roles[PERF_PACK] = perf_cases
+        async with self._pack_lock:
+            for role, cases in roles.items():
+                if role not in self._packs:
+                    self._packs[role] = await asyncio.to_thread(self._build_pack, cases)
+        return {role: self._packs[role] for role in roles}
+
+    def _build_pack(self, cases_of: CaseSource) -> InputPack:
+        _traversable(self.packs_dir.parent)
+        _open_dir(self.packs_dir)
+        pack = ensure_input_pack(cases_of(self.definition), self.packs_dir, self.definition)
+        _open_tree(pack.root)
+        return pack
+
+    # -- one candidate --------------------------------------------------------------------
+    async def evaluate(
+        self,
+        source_dir: Path,
+        *,
+        team: str = "local",
+        kind: JobKind | str = JobKind.FULL,
+        case_ids: Sequence[str] | None = None,
+        priority: Priority | None = None,
+        progress: Progress | None = None,
+    ) -> Receipt:
+        """Snapshot, key, cache, pool, receipt. Raises CandidateError for a folder that is not
+        a project, CaseSelectionError for bad case ids, and ToolchainError / SandboxError
+        when the infrastructure fails (nothing is cached then)."""
+        kind = JobKind(kind)
+        notify = progress or (lambda _stage: None)
+        chosen = self.select_cases(kind, case_ids)
+        submitted_at = utc_now()
+        t0 = time.monotonic()
+        notify("snapshot")
+        _traversable(self.jobs_dir.parent)
+        job_dir = Path(tempfile.mkdtemp(prefix=f"{_safe(team)}-", dir=_open_dir(self.jobs_dir)))
+        os.chmod(job_dir, 0o755)
+        try:
+            src = job_dir / "src"
+            await asyncio.to_thread(snapshot_tree, Path(source_dir), src, self.definition)
+            tree = await asyncio.to_thread(check_tree, src, self.definition)
+            snapshot_seconds = time.monotonic() - t0
+            packs = await self.packs(kind)
+            spec = JobSpec(
+                operator=self.definition.name,
+                kind=kind,
+                case_ids=chosen,
+                perf_case_ids=self.perf_case_ids() if kind is JobKind.FULL else (),
+                source_tree_hash=tree.tree_hash,
+                input_packs={role: p.pack_hash for role, p in packs.items()},
+                toolchain_id=self.toolchain.id,
+                toolchain_version=self.toolchain.version,
+            )
+            if tree.ok:  # a refused tree must never be answered by the clean tree's receipt
+                cached = self.cache.get(spec.job_key())
+                if cached is not None:
+                    notify("cache hit")
+                    return cached.model_copy(update={"team": team})
+            if priority is None:
+                priority = Priority.FULL_VALIDATION if kind is JobKind.FULL else Priority.PROBE
+            receipt = await self._run_on_pool(spec, src, packs, job_dir, team, priority, notify)
+            receipt.team = team
+            receipt.submitted_at = submitted_at
+            receipt.durations.snapshot = snapshot_seconds
+            await asyncio.to_thread(self._keep_logs, receipt, job_dir / "work" / "logs")
+            if tree.ok:
+                await asyncio.to_thread(self.cache.put, receipt)
+            notify("done")
+            return receipt
+        finally:
+            if not self.keep_jobs:
+                await asyncio.to_thread(shutil.rmtree, job_dir, True)
+
+    async def _run_on_pool(
+        self,
+        spec: JobSpec,
+        src: Path,
+        packs: dict[str, InputPack],
+        job_dir: Path,
+        team: str,
+        priority: Priority,
+        notify: Progress,
+    ) -> Receipt:
+        async def work(grant: SlotGrant) -> Receipt:
+            return await self.toolchain.run(
+                spec,
+                src,
+                packs,
+                job_dir / "work",
+                grant.slot,
+                parallelism=self.sim_parallelism,
+                progress=notify,
+            )
+
+        label = f"{spec.kind.value} {spec.source_tree_hash[:12]}"
+        handle = self.pool.submit(Job(team, work, priority=priority, label=label))
+        self.submissions += 1
+        notify("queued")
+        try:
+            receipt = await asyncio.shield(handle.future)
+        except asyncio.CancelledError:
+            handle.cancel()  # queued: removed; running: its task is cancelled, sandbox killed
+            with contextlib.suppress(JobCancelled, Exception):
+                await asyncio.wait_for(asyncio.shield(handle.future), timeout=30)
+            raise
+        job = handle.job
+        if job.started_at is not None:
+            receipt.durations.queued = job.started_at - job.submitted_at
+        return receipt
+
+    def _keep_logs(self, receipt: Receipt, folder: Path) -> None:
+        """Move every log the receipt names into the blob store (content-addressed)."""
+        for ref in receipt.all_logs():
+            data = (folder / ref.sha256).read_bytes()
+            if self.blobs.put(data) != ref.sha256:
+                raise RuntimeError(f"log {ref.name} changed on disk before it was stored")
+
+
+def _safe(team: str) -> str:
+    cleaned = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in team)
+    return cleaned[:40] or "team"

@@ -1,0 +1,176 @@
+"""The scheduler's limits through the real harness and a real OpenAI-compatible server:
+the stall watchdog, provider errors, the cost cap, and tools that cannot leave the workspace."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from justkernel.runtime import LabRuntime
+from justkernel.scheduler.budget import BudgetCaps
+from justkernel.scheduler.scheduler import SchedulerConfig
+from tests.agents.conftest import scripted_preset
+from tests.support.openai_server import OpenAIServer, Reply, ToolCall, Usage
+
+KEY = "sk-scripted-test-key-000111"
+
+
+def _assistant_turns(body: dict[str, Any]) -> int:
+    return sum(1 for m in body["messages"] if m["role"] == "assistant")
+
+
+async def _kinds(runtime: LabRuntime, run_id: str) -> list[tuple[str, str | None, dict]]:
+    return [(e.kind, e.team, e.payload) async for e in runtime.lab.events.iter_all(run_id)]
+
+
+async def test_a_model_that_only_reads_is_nudged_at_12_and_paused_at_24(
+    runtime: LabRuntime,
+) -> None:
+    def reader(body: dict[str, Any]) -> Reply:
+        return Reply(tool_calls=[ToolCall("read_file", {"file_path": "/spec.md", "limit": 5})])
+
+    runtime.lab.secrets.set("scripted_key", KEY)
+    async with OpenAIServer(reader, api_key=KEY) as server:
+        runtime.presets["scripted"] = scripted_preset(server.base_url)
+        run = await runtime.lab.runs.create("watchdog")
+        scheduler = runtime.scheduler(run.id, SchedulerConfig())
+        team = await scheduler.add_team("scripted")
+        reason = await scheduler.run(seconds=120)
+
+    events = await _kinds(runtime, run.id)
+    responses = [i for i, (kind, *_) in enumerate(events) if kind == "model.response"]
+    nudge = next(i for i, (kind, *_) in enumerate(events) if kind == "watchdog.nudge")
+    assert len([i for i in responses if i < nudge]) == 12
+    assert len(responses) == 24
+    paused = [p for kind, _, p in events if kind == "team.paused"]
+    assert paused and paused[0]["reason"].startswith("no progress")
+    stored = await scheduler.registry.get(run.id, team.id)
+    assert stored.status == "paused" and stored.status_reason.startswith("no progress")
+    assert reason == "no team has work left"
+    # the nudge reached the model as a message
+    assert any("Watchdog" in json.dumps(b) for b in server.chat_bodies[12:13])
+
+
+async def test_a_401_pauses_dispatch_for_the_provider_with_the_reason(
+    runtime: LabRuntime,
+) -> None:
+    runtime.lab.secrets.set("scripted_key", "sk-wrong-key-999888777")
+    async with OpenAIServer([Reply(text="never served")], api_key=KEY) as server:
+        runtime.presets["scripted"] = scripted_preset(server.base_url)
+        run = await runtime.lab.runs.create("auth error")
+        scheduler = runtime.scheduler(run.id, SchedulerConfig())
+        team_a = await scheduler.add_team("scripted")
+        team_b = await scheduler.add_team("scripted")
+        reason = await scheduler.run(seconds=60)
+        requests_made = len(server.requests)
+
+    events = await _kinds(runtime, run.id)
+    paused_provider = [p for kind, _, p in events if kind == "provider.paused"]
+    assert paused_provider and paused_provider[0]["kind"] == "auth"
+    assert "sk-wrong-key" not in json.dumps(paused_provider)
+    for team in (team_a, team_b):
+        stored = await scheduler.registry.get(run.id, team.id)
+        assert stored.status == "paused"
+        assert "provider openai_compatible paused" in (stored.status_reason or "")
+    assert reason == "no team has work left"
+    assert requests_made <= 2  # one failing call per team at most, then nothing is dispatched
+    # resuming is one action: the teams are eligible again
+    await scheduler.resume_provider("openai_compatible")
+    for team in (team_a, team_b):
+        assert (await scheduler.registry.get(run.id, team.id)).status == "idle"
+
+
+async def test_the_run_stops_dispatching_before_the_cost_cap_is_crossed(
+    runtime: LabRuntime,
+) -> None:
+    usage = Usage(prompt_tokens=1000, completion_tokens=100)
+
+    def slow_reader(body: dict[str, Any]) -> Reply:
+        return Reply(tool_calls=[ToolCall("ls", {"path": "/"})], usage=usage, delay_s=0.05)
+
+    runtime.lab.secrets.set("scripted_key", KEY)
+    async with OpenAIServer(slow_reader, api_key=KEY) as server:
+        # 1000 in + 100 out at 10 + 100 USD per Mtok = 0.02 USD per call
+        runtime.presets["scripted"] = scripted_preset(
+            server.base_url,
+            input_price_per_mtok=10.0,
+            output_price_per_mtok=100.0,
+            max_output_tokens=100,
+        )
+        run = await runtime.lab.runs.create("cost cap")
+        config = SchedulerConfig(caps=BudgetCaps(run_cost_usd=0.25), model_calls=3)
+        scheduler = runtime.scheduler(run.id, config)
+        for _ in range(3):
+            await scheduler.add_team("scripted")
+        reason = await scheduler.run(seconds=120)
+        served = len(server.chat_bodies)
+
+    events = await _kinds(runtime, run.id)
+    costs = [p["usage"]["cost_usd"] for kind, _, p in events if kind == "model.response"]
+    assert sum(costs) <= 0.25 + 1e-9
+    assert len(costs) == served  # every call the server answered is accounted for
+    assert len(costs) >= 5
+    assert reason.startswith("budget")
+    assert any(kind == "team.paused" and p["reason"].startswith("budget") for kind, _, p in events)
+
+
+async def test_token_usage_recorded_is_what_the_server_reported(runtime: LabRuntime) -> None:
+    script = [
+        Reply(tool_calls=[ToolCall("list_local_cases", {})], usage=Usage(321, 17)),
+        Reply(text="Nothing else to do. [done]", usage=Usage(654, 9)),
+    ]
+    runtime.lab.secrets.set("scripted_key", KEY)
+    async with OpenAIServer(script, api_key=KEY) as server:
+        runtime.presets["scripted"] = scripted_preset(server.base_url)
+        run = await runtime.lab.runs.create("usage")
+        scheduler = runtime.scheduler(run.id, SchedulerConfig())
+        await scheduler.add_team("scripted")
+        await scheduler.run(seconds=30)
+        tool_result = server.chat_bodies[1]["messages"][-1]
+
+    events = await _kinds(runtime, run.id)
+    usages = [p["usage"] for kind, _, p in events if kind == "model.response"][:2]
+    assert [(u["input_tokens"], u["output_tokens"]) for u in usages] == [(321, 17), (654, 9)]
+    assert tool_result["role"] == "tool"
+    assert "c01_row_f32" in tool_result["content"]  # the real tool's real return
+
+
+async def test_agent_file_tools_cannot_leave_the_workspace(runtime: LabRuntime) -> None:
+    attempts = [
+        ToolCall("read_file", {"file_path": "/../../etc/passwd"}),
+        ToolCall("read_file", {"file_path": "/.git/config"}),
+        ToolCall("write_file", {"file_path": "/harness/harness.c", "content": "int x;"}),
+        ToolCall(
+            "edit_file",
+            {"file_path": "/include/cmg_abi.h", "old_string": "CMG", "new_string": "XXX"},
+        ),
+        ToolCall("write_file", {"file_path": "/../escape.c", "content": "x"}),
+    ]
+    script = [Reply(tool_calls=attempts), Reply(text="Blocked everywhere. [done]")]
+    runtime.lab.secrets.set("scripted_key", KEY)
+    async with OpenAIServer(script, api_key=KEY) as server:
+        runtime.presets["scripted"] = scripted_preset(server.base_url)
+        run = await runtime.lab.runs.create("escapes")
+        scheduler = runtime.scheduler(run.id, SchedulerConfig())
+        team = await scheduler.add_team("scripted")
+        await scheduler.run(seconds=30)
+        results = [m for m in server.chat_bodies[1]["messages"] if m["role"] == "tool"]
+
+    assert len(results) == len(attempts)
+    for result in results:
+        text = result["content"].lower()
+        assert any(
+            w in text
+            for w in (
+                "not allowed",
+                "not accessible",
+                "fixed by the operator",
+                "permission",
+                "denied",
+                "error",
+            )
+        ), text
+        assert str(team.workspace.parent) not in result["content"]  # no host paths
+    harness = (team.workspace / "harness" / "harness.c").read_text()
+    assert harness != "int x;"
+    assert not (team.workspace.parent / "escape.c").exists()
