@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -22,10 +22,11 @@ from justkernel.cli.common import (
     run_async,
     settings_or_exit,
 )
-from justkernel.events.bundle import BundleError, ProgressFn
-from justkernel.events.bundle_export import ExportResult, export_run
-from justkernel.events.bundle_import import ImportResult, check_bundle, import_bundle
-from justkernel.store.runs import UnknownRun
+
+if TYPE_CHECKING:  # the store's imports cost seconds: only these commands pay for them
+    from justkernel.events.bundle import ProgressFn
+    from justkernel.events.bundle_export import ExportResult
+    from justkernel.events.bundle_import import ImportResult
 
 
 def _say(text: str) -> None:
@@ -58,6 +59,10 @@ def export_cmd(
     force: Annotated[bool, typer.Option("--force", help="Replace OUTPUT if it exists.")] = False,
 ) -> None:
     """Export a run as one self-contained bundle (events, blobs, manifest; never secrets)."""
+    from justkernel.events.bundle import BundleError
+    from justkernel.events.bundle_export import export_run
+    from justkernel.store.runs import UnknownRun
+
     settings = settings_or_exit()
 
     async def go() -> ExportResult:
@@ -86,6 +91,9 @@ def import_cmd(
     ] = False,
 ) -> None:
     """Validate a bundle and load it as a new read-only replay run."""
+    from justkernel.events.bundle import BundleError
+    from justkernel.events.bundle_import import check_bundle, import_bundle
+
     settings = settings_or_exit()
     if check:
         try:

@@ -5,17 +5,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.live import Live
 from rich.table import Table
 
 from justkernel.cli.common import console, fail, settings_or_exit
-from justkernel.scheduler.budget import BudgetCaps
-from justkernel.scheduler.scheduler import SchedulerConfig
-from justkernel.scheduler.summary import RunFigures
 from justkernel.settings.config import ConfigError, Settings
+
+if TYPE_CHECKING:  # the agent stack takes seconds to import: only `run` pays for it
+    from justkernel.scheduler.scheduler import SchedulerConfig
+    from justkernel.scheduler.summary import RunFigures
 
 
 def _cycles(value: int | None) -> str:
@@ -56,6 +57,9 @@ def run_command(
     team_token_cap: Annotated[int | None, typer.Option(help="Token cap per team.")] = None,
 ) -> None:
     """Run teams headless; every step is an event in the log."""
+    from justkernel.scheduler.budget import BudgetCaps
+    from justkernel.scheduler.scheduler import SchedulerConfig
+
     settings = settings_or_exit()
     config = SchedulerConfig(
         model_calls=model_calls,
@@ -79,6 +83,7 @@ async def _run(
     config: SchedulerConfig,
 ) -> None:
     from justkernel.runtime import open_runtime
+    from justkernel.scheduler.summary import RunFigures
 
     async with open_runtime(settings, slots=slots) as runtime:
         if resume:

@@ -1,0 +1,107 @@
+"""Team harness at scale: 100 offline teams in one process.
+
+Phase 1 (zero model latency): lab-side CPU milliseconds per agent step (harness, tools, event
+log, cache lookups; the sandboxed evaluations run in child processes and are not counted) and
+the peak RSS of the lab process. The receipt cache is warmed first by a few teams, so phase 1
+measures the harness, not the simulator.
+Phase 2 (2 s simulated model latency): whether 100 teams keep the model-call limit saturated.
+
+Run: uv run python bench/teams.py [--teams 100] [--latency 2] [--seconds 60]
+Goals: <= 30 ms CPU per step, <= 1 GB peak RSS, model-call slots busy all the time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from justkernel.runtime import open_runtime
+from justkernel.scheduler.scheduler import SchedulerConfig
+from justkernel.settings.config import Settings
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def _count_responses(runtime, run_id: str) -> int:  # type: ignore[no-untyped-def]
+    return sum(1 async for e in runtime.lab.events.iter_all(run_id) if e.kind == "model.response")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--teams", type=int, default=100)
+    parser.add_argument("--latency", type=float, default=2.0)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--warm-teams", type=int, default=12)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="jk-bench-teams-", dir="/tmp"))
+    folder.chmod(0o755)  # the sandbox user must reach the data folder
+    try:
+        asyncio.run(bench(args, Settings(data_dir=folder / "data", config_dir=folder / "cfg")))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def bench(args: argparse.Namespace, settings: Settings) -> None:
+    async with open_runtime(settings) as runtime:
+        print(f"warming the receipt cache with {args.warm_teams} teams (real simulations)…")
+        started = time.monotonic()
+        warm = await runtime.lab.runs.create("warm-up")
+        scheduler = runtime.scheduler(warm.id, SchedulerConfig())
+        for _ in range(args.warm_teams):
+            await scheduler.add_team("offline")
+        await scheduler.run(seconds=1800)
+        print(f"  done in {time.monotonic() - started:.0f} s")
+
+        print(f"phase 1: {args.teams} offline teams, zero model latency")
+        run = await runtime.lab.runs.create("bench: zero latency")
+        scheduler = runtime.scheduler(run.id, SchedulerConfig())
+        for _ in range(args.teams):
+            await scheduler.add_team("offline")
+        cpu0, wall0 = _cpu_seconds(), time.monotonic()
+        reason = await scheduler.run(seconds=1800)
+        cpu, wall = _cpu_seconds() - cpu0, time.monotonic() - wall0
+        steps = await _count_responses(runtime, run.id)
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"  {reason}; {steps} agent steps in {wall:.1f} s wall")
+        print(f"  lab CPU per agent step: {1000 * cpu / max(steps, 1):.1f} ms (goal <= 30)")
+        print(f"  peak RSS of the lab process: {peak_mb:.0f} MB (goal <= 1024)")
+
+        print(f"phase 2: {args.teams} teams, {args.latency:g} s model latency, 4 model calls")
+        run = await runtime.lab.runs.create("bench: slow model")
+        config = SchedulerConfig(model_calls=4, offline_latency_seconds=args.latency)
+        scheduler = runtime.scheduler(run.id, config)
+        for _ in range(args.teams):
+            await scheduler.add_team("offline")
+        limiter = scheduler.governance.limiter
+        samples: list[int] = []
+
+        async def sample() -> None:
+            while True:
+                samples.append(limiter.in_flight)
+                await asyncio.sleep(0.1)
+
+        sampler = asyncio.create_task(sample())
+        await scheduler.run(seconds=args.seconds)
+        sampler.cancel()
+        settled = samples[int(len(samples) * 0.1) :]  # skip the ramp-up
+        busy = sum(settled) / (len(settled) * limiter.total) if settled else 0.0
+        full = sum(1 for s in settled if s == limiter.total) / max(len(settled), 1)
+        steps = await _count_responses(runtime, run.id)
+        ideal = args.seconds * limiter.total / args.latency
+        print(
+            f"  model-call slots busy: {100 * busy:.1f}% on average, all 4 busy "
+            f"{100 * full:.1f}% of the time"
+        )
+        print(f"  model responses: {steps} in {args.seconds:g} s (ideal {ideal:.0f})")
+
+
+if __name__ == "__main__":
+    main()
