@@ -75,6 +75,11 @@ async def test_four_offline_teams_end_below_the_baseline_with_matching_receipts(
     kinds = [e.kind async for e in runtime.lab.events.iter_all(run.id)]
     for kind in ("todos.updated", "experiment.planned", "experiment.receipt", "source.changed"):
         assert kind in kinds
+    # every measured source was frozen once for the Judger, and new bests were shared
+    frozen = await scheduler.candidates.list(run.id)
+    assert frozen and len({c.source_sha256 for c in frozen}) == len(frozen)
+    assert all(c.local_passed and c.cycles_sum for c in frozen)
+    assert "a2a.message" in kinds
 
 
 def _count(db: Path, sql: str) -> int:

@@ -22,6 +22,7 @@ from langchain.agents.middleware import TodoListMiddleware
 from langchain_core.language_models import BaseChatModel
 
 from justkernel.agents.backend import WorkspaceBackend
+from justkernel.agents.board_tools import BoardAccess, build_board_tools
 from justkernel.agents.observer import Governance, TeamObserver
 from justkernel.agents.offline import OFFLINE_PROVIDER
 from justkernel.agents.tools import TeamContext, build_tools
@@ -92,13 +93,15 @@ def build_team_agent(
     *,
     team_name: str,
     members: bool = False,
+    board: BoardAccess | None = None,
 ) -> tuple[Any, TeamObserver]:
     """The compiled agent of one team and its observer (the scheduler reads its pause reason)."""
     register_profiles()
-    observer = TeamObserver(ctx, preset, governance, provider_key(preset))
+    observer = TeamObserver(ctx, preset, governance, provider_key(preset), board=board)
+    tools = build_tools(ctx) + (build_board_tools(ctx, board) if board is not None else [])
     agent = create_deep_agent(
         model=model,
-        tools=build_tools(ctx),
+        tools=tools,
         system_prompt=SYSTEM_PROMPT.format(
             team_name=team_name, operator=ctx.workspace.operator.operator.display_name
         ),

@@ -16,6 +16,7 @@ from typing import Any
 from langchain.agents.middleware.types import AgentMiddleware, hook_config
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from justkernel.agents.board_tools import BoardAccess
 from justkernel.agents.errors import classify_error
 from justkernel.agents.tools import TeamContext
 from justkernel.agents.usage import cost_usd, usage_from_message
@@ -26,6 +27,7 @@ from justkernel.settings.models import ModelPreset
 from justkernel.settings.redaction import scrub
 
 TEXT_LIMIT = 2000
+ACK_SCAN = 40  # recent messages searched for inbox results to acknowledge
 DEFAULT_OUTPUT_ESTIMATE = 2048  # tokens reserved for a reply when the preset sets no limit
 SOURCE_TOOLS = {"write_file", "edit_file"}
 NUDGE = (
@@ -88,10 +90,17 @@ class Governance:
 
 class TeamObserver(AgentMiddleware):
     def __init__(
-        self, ctx: TeamContext, preset: ModelPreset, governance: Governance, provider: str
+        self,
+        ctx: TeamContext,
+        preset: ModelPreset,
+        governance: Governance,
+        provider: str,
+        *,
+        board: BoardAccess | None = None,
     ) -> None:
         super().__init__()
         self.ctx = ctx
+        self.board = board
         self.preset = preset
         self.gov = governance
         self.provider = provider
@@ -106,6 +115,7 @@ class TeamObserver(AgentMiddleware):
     # -- before each model call: watchdog -----------------------------------------------
     @hook_config(can_jump_to=["end"])
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        await self._ack_inbox(state)
         verdict = self.gov.watchdog.verdict(self.ctx.team_id)
         if verdict == "pause":
             await self._pause("no progress: paused by the stall watchdog")
@@ -115,6 +125,20 @@ class TeamObserver(AgentMiddleware):
             await self.ctx.emit("watchdog.nudge", {"message": NUDGE})
             return {"messages": [HumanMessage(content=NUDGE)]}
         return None
+
+    async def _ack_inbox(self, state: Any) -> None:
+        """Acknowledge inbox deliveries whose tool result is now in the agent's history: the
+        history is checkpointed before the next model call, so nothing acked can be lost."""
+        if self.board is None:
+            return
+        messages = state.get("messages", []) if isinstance(state, dict) else []
+        calls = [
+            m.tool_call_id
+            for m in messages[-ACK_SCAN:]
+            if isinstance(m, ToolMessage) and m.name == "read_inbox"
+        ]
+        if calls:
+            await self.board.board.ack(self.ctx.run_id, self.ctx.team_id, calls)
 
     async def _pause(self, reason: str) -> None:
         self.pause_reason = reason

@@ -50,6 +50,8 @@ class TeamContext:
     events: EventLog
     blobs: BlobStore
     on_progress: Callable[[str], Awaitable[None]] | None = None
+    # called after a measured full simulation: freezes the source for the Judger and shares it
+    on_measured: Callable[[Receipt, dict[str, bytes], str], Awaitable[str | None]] | None = None
     last_receipt_key: str | None = None
     best_cycles: int | None = None
     receipts: dict[str, Receipt] = field(default_factory=dict)
@@ -58,13 +60,23 @@ class TeamContext:
         if self.on_progress is not None:
             await self.on_progress(what)
 
-    async def evaluate(self, *, kind: str, case_ids: list[str] | None) -> Receipt:
-        """Evaluate the candidate part of the workspace (not its notes, skills or git)."""
+    async def evaluate(
+        self, *, kind: str, case_ids: list[str] | None
+    ) -> tuple[Receipt, dict[str, bytes]]:
+        """Evaluate the candidate part of the workspace (not its notes, skills or git); also
+        return its editable files exactly as evaluated, for freezing."""
         with tempfile.TemporaryDirectory(prefix=f"{self.team_id}-") as tmp:
             candidate = self.workspace.export_candidate(Path(tmp) / "candidate")
-            return await self.evaluator.evaluate(
+            policy = self.workspace.operator.paths
+            files = {
+                p.relative_to(candidate).as_posix(): p.read_bytes()
+                for p in sorted(candidate.rglob("*"))
+                if p.is_file() and policy.access(p.relative_to(candidate).as_posix()) == "editable"
+            }
+            receipt = await self.evaluator.evaluate(
                 candidate, team=self.team_id, kind=kind, case_ids=case_ids
             )
+            return receipt, files
 
     async def emit(
         self, kind: str, payload: dict[str, Any], *, once_per: str | None = None
@@ -169,7 +181,7 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
         """Compile the current op_host/ and op_kernel/ sources with the fixed flags, run the
         static checks, and smoke-run the smallest local case. Returns ok (it compiled and
         passed the static checks) and the first compiler diagnostics."""
-        receipt = await ctx.evaluate(kind="probe", case_ids=[SMOKE_CASE])
+        receipt, _files = await ctx.evaluate(kind="probe", case_ids=[SMOKE_CASE])
         report = receipt.compile
         ok = report is not None and report.ok and receipt.status != "static_check_failed"
         return _json(
@@ -203,7 +215,7 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
         else:
             ids = None
         snapshot = ctx.workspace.commit(f"experiment {plan.number}: {mode} simulation")
-        receipt = await ctx.evaluate(kind=mode, case_ids=ids)
+        receipt, files = await ctx.evaluate(kind=mode, case_ids=ids)
         ctx.receipts[receipt.job_key] = receipt
         ctx.last_receipt_key = receipt.job_key
         _save_receipt(ctx, receipt)
@@ -235,6 +247,10 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
             once_per=tool_call_id,
         )
         await ctx.progress("experiment")
+        if mode == "full" and receipt.status == "measured" and ctx.on_measured is not None:
+            frozen = await ctx.on_measured(receipt, files, snapshot.commit)
+            if frozen is not None:
+                summary["frozen_candidate"] = frozen
         return _json(summary)
 
     @tool

@@ -17,6 +17,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 
+from justkernel.a2a.board import LabBoard
+from justkernel.a2a.policies import DEFAULT_POLICY, POLICIES, SharingPolicy, shares_publicly
+from justkernel.agents.board_tools import BoardAccess
 from justkernel.agents.errors import classify_error
 from justkernel.agents.harness import build_team_agent, provider_key
 from justkernel.agents.observer import Governance, TeamObserver, TeamPaused
@@ -24,6 +27,7 @@ from justkernel.agents.offline import OfflinePlaybookModel
 from justkernel.agents.playbook import DONE_MARKER
 from justkernel.agents.providers import build_chat_model
 from justkernel.agents.tools import EvaluatorLike, TeamContext
+from justkernel.judger.candidates import CandidateStore
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
 from justkernel.scheduler.budget import BudgetCaps, BudgetGovernor
@@ -86,6 +90,8 @@ class Scheduler:
         self.config = config or SchedulerConfig()
         self.registry = TeamRegistry(lab.db)
         self.experiments = ExperimentBook(lab.db)
+        self.board = LabBoard(lab.db, lab.events, self.registry)
+        self.candidates = CandidateStore(lab.db, lab.events, lab.blobs)
         self.governance = Governance(
             limiter=ModelCallLimiter(self.config.model_calls, dict(self.config.per_provider)),
             budget=BudgetGovernor(self.config.caps),
@@ -99,8 +105,17 @@ class Scheduler:
         self.stopped_reason: str | None = None
 
     # -- teams -----------------------------------------------------------------------------
-    async def add_team(self, preset_name: str, *, config: dict[str, Any] | None = None) -> Team:
+    async def add_team(
+        self,
+        preset_name: str,
+        *,
+        sharing: SharingPolicy = DEFAULT_POLICY,
+        config: dict[str, Any] | None = None,
+    ) -> Team:
+        if sharing not in POLICIES:
+            raise ValueError(f"unknown sharing policy {sharing!r} (one of {', '.join(POLICIES)})")
         preset = self._preset(preset_name)
+        config = {**(config or {}), "sharing": sharing}
         label = preset.display_name or preset.name
         team = await self.registry.register(
             self.run_id,
@@ -157,6 +172,12 @@ class Scheduler:
             self.governance.watchdog.on_progress(team.id)
 
         ctx.on_progress = progressed
+        policy = team.config.get("sharing", DEFAULT_POLICY)
+
+        async def measured(receipt: Any, files: dict[str, bytes], commit: str) -> str | None:
+            return await self._freeze_and_share(team, policy, receipt, files, commit)
+
+        ctx.on_measured = measured
         if preset.provider == "offline":
             model: Any = OfflinePlaybookModel(
                 seed=team.number, latency_seconds=self.config.offline_latency_seconds
@@ -171,10 +192,47 @@ class Scheduler:
             self.checkpointer,
             team_name=team.display_name,
             members=self.config.members,
+            board=BoardAccess(self.board, self.candidates, policy),
         )
         runtime = _TeamRuntime(team, preset, agent, observer, ctx)
         self._runtimes[team.id] = runtime
         return runtime
+
+    # -- freezing and sharing -------------------------------------------------------------
+    async def _freeze_and_share(
+        self,
+        team: Team,
+        policy: SharingPolicy,
+        receipt: Any,
+        files: dict[str, bytes],
+        commit: str,
+    ) -> str | None:
+        """Freeze every measured source for the Judger; broadcast it when it is the team's
+        new best (the broadcast-best policy), as the sharing policy allows."""
+        previous = [
+            c.cycles_sum
+            for c in await self.candidates.list(self.run_id, team_id=team.id)
+            if c.cycles_sum is not None and c.source_sha256 != receipt.source_sha256
+        ]
+        candidate, new = await self.candidates.freeze(self.run_id, team.id, files, receipt, commit)
+        cycles = candidate.cycles_sum
+        is_best = cycles is not None and all(cycles < p for p in previous)
+        if new and is_best and shares_publicly(policy):
+            await self.board.post(
+                self.run_id,
+                sender=team.id,
+                sender_message_id=f"share:{candidate.id}",
+                recipient="all",
+                type="candidate",
+                payload={
+                    "candidate_id": candidate.id,
+                    "total_est_cycles": cycles,
+                    "receipt_id": candidate.receipt_key,
+                    "source_sha256": candidate.source_sha256,
+                    "summary": f"{team.display_name}: new best {cycles:,} est. cycles",
+                },
+            )
+        return candidate.id
 
     # -- pauses ---------------------------------------------------------------------------
     async def _on_pause(self, team_id: str, reason: str) -> None:

@@ -17,6 +17,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 
 metadata = MetaData()
@@ -86,4 +87,74 @@ experiments = Table(
     Column("created_at", String(40), nullable=False),
     Column("updated_at", String(40), nullable=False),
     PrimaryKeyConstraint("run_id", "team_id", "number", name="pk_experiments"),
+)
+
+board_messages = Table(
+    "board_messages",
+    metadata,
+    Column("run_id", String(64), nullable=False),
+    Column("id", String(64), nullable=False),
+    Column("sender", String(64), nullable=False),  # a team id, "judger" or "lab"
+    # the sender's own id for the message: a resend with the same id is the same message
+    Column("sender_message_id", String(200), nullable=False),
+    Column("recipient", String(64), nullable=False),  # a team id or "all"
+    Column("type", String(24), nullable=False),  # message | candidate | experience | feedback
+    Column("payload", JSON, nullable=False),
+    Column("created_at", String(40), nullable=False),
+    PrimaryKeyConstraint("run_id", "id", name="pk_board_messages"),
+    UniqueConstraint("run_id", "sender", "sender_message_id", name="uq_board_sender_msg"),
+)
+
+deliveries = Table(
+    "deliveries",
+    metadata,
+    Column("run_id", String(64), nullable=False),
+    Column("message_id", String(64), nullable=False),
+    Column("team_id", String(64), nullable=False),
+    Column("status", String(16), nullable=False),  # pending | delivered | acked
+    Column("delivered_by", String(200), nullable=True),  # the tool call that delivered it
+    Column("created_at", String(40), nullable=False),
+    Column("delivered_at", String(40), nullable=True),
+    Column("acked_at", String(40), nullable=True),
+    PrimaryKeyConstraint("run_id", "message_id", "team_id", name="pk_deliveries"),
+)
+
+candidates = Table(
+    "candidates",
+    metadata,
+    Column("run_id", String(64), nullable=False),
+    Column("id", String(64), nullable=False),
+    Column("team_id", String(64), nullable=False),
+    Column("source_sha256", String(64), nullable=False),  # the evaluator's source hash
+    Column("archive_blob", String(64), nullable=False),  # frozen editable files (JSON) by SHA
+    Column("commit", String(64), nullable=True),
+    Column("receipt_key", String(64), nullable=False),
+    Column("cycles_sum", BigInteger, nullable=True),
+    Column("local_passed", Boolean, nullable=False),
+    # frozen | under_review | rejected | nominated | submitted | official_pass | official_fail
+    Column("status", String(24), nullable=False),
+    Column("review", JSON, nullable=True),
+    Column("created_at", String(40), nullable=False),
+    Column("updated_at", String(40), nullable=False),
+    PrimaryKeyConstraint("run_id", "id", name="pk_candidates"),
+    UniqueConstraint("run_id", "source_sha256", name="uq_candidates_source"),
+)
+
+submissions = Table(
+    "submissions",
+    metadata,
+    Column("id", String(100), nullable=False),
+    Column("run_id", String(64), nullable=False),
+    Column("candidate_id", String(64), nullable=False),
+    Column("team_id", String(64), nullable=False),
+    Column("source_sha256", String(64), nullable=False),
+    Column("backend", String(24), nullable=False),
+    Column("day", String(10), nullable=False),  # the quota day, Asia/Shanghai
+    Column("status", String(24), nullable=False),  # submitted | official_pass | official_fail
+    Column("result", JSON, nullable=True),
+    Column("submitted_at", String(40), nullable=False),
+    Column("finished_at", String(40), nullable=True),
+    PrimaryKeyConstraint("id", name="pk_submissions"),
+    # never the same frozen source twice to the same backend, in any run
+    UniqueConstraint("source_sha256", "backend", name="uq_submissions_source"),
 )

@@ -1,0 +1,213 @@
+"""Frozen candidates: immutable snapshots of sources that passed every local case and the
+cycle simulation, with the receipt that says so.
+
+The frozen archive holds the editable files exactly as evaluated (canonical JSON of
+path → base64 content, stored in the blob store by SHA-256), so the Judger re-reads the very
+bytes the receipt names and never the team's moving workspace.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from justkernel.events import EventLog
+from justkernel.store import BlobStore
+from justkernel.store.database import Database
+from justkernel.store.runs import utc_now_iso
+from justkernel.store.schema import candidates
+from justkernel.workers.receipts import Receipt
+
+STATUSES = (
+    "frozen",
+    "under_review",
+    "rejected",
+    "reviewed",
+    "nominated",
+    "awaiting_approval",
+    "submitted",
+    "official_pass",
+    "official_fail",
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    run_id: str
+    id: str
+    team_id: str
+    source_sha256: str
+    archive_blob: str
+    commit: str | None
+    receipt_key: str
+    cycles_sum: int | None
+    local_passed: bool
+    status: str
+    review: dict[str, Any] | None
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "candidate_id": self.id,
+            "team": self.team_id,
+            "source_sha256": self.source_sha256,
+            "archive_blob": self.archive_blob,
+            "commit": self.commit,
+            "receipt_key": self.receipt_key,
+            "cycles_sum": self.cycles_sum,
+            "local_passed": self.local_passed,
+            "status": self.status,
+            "review": self.review,
+            "created_at": self.created_at,
+        }
+
+
+def _row(row: Any) -> Candidate:
+    return Candidate(
+        run_id=row.run_id,
+        id=row.id,
+        team_id=row.team_id,
+        source_sha256=row.source_sha256,
+        archive_blob=row.archive_blob,
+        commit=row.commit,
+        receipt_key=row.receipt_key,
+        cycles_sum=row.cycles_sum,
+        local_passed=bool(row.local_passed),
+        status=row.status,
+        review=row.review,
+        created_at=row.created_at,
+    )
+
+
+def pack_files(files: dict[str, bytes]) -> bytes:
+    body = {rel: base64.b64encode(data).decode("ascii") for rel, data in sorted(files.items())}
+    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+
+
+def unpack_files(archive: bytes) -> dict[str, bytes]:
+    body = json.loads(archive)
+    return {rel: base64.b64decode(data) for rel, data in body.items()}
+
+
+class CandidateStore:
+    def __init__(self, db: Database, events: EventLog, blobs: BlobStore) -> None:
+        self._db = db
+        self._events = events
+        self._blobs = blobs
+
+    async def freeze(
+        self,
+        run_id: str,
+        team_id: str,
+        files: dict[str, bytes],
+        receipt: Receipt,
+        commit: str | None,
+    ) -> tuple[Candidate, bool]:
+        """Freeze a measured source (once per source in a run); returns (candidate, new)."""
+        existing = await self.by_source(run_id, receipt.source_sha256)
+        if existing is not None:
+            return existing, False
+        blob = self._blobs.put(pack_files(files))
+        now = utc_now_iso()
+        candidate_id = f"cand-{receipt.source_sha256[:12]}"
+        try:
+            async with self._db.writer.begin() as conn:
+                await conn.execute(
+                    insert(candidates).values(
+                        run_id=run_id,
+                        id=candidate_id,
+                        team_id=team_id,
+                        source_sha256=receipt.source_sha256,
+                        archive_blob=blob,
+                        commit=commit,
+                        receipt_key=receipt.job_key,
+                        cycles_sum=receipt.total_est_cycles,
+                        local_passed=receipt.status == "measured",
+                        status="frozen",
+                        review=None,
+                        created_at=now,
+                        updated_at=now,
+                    )
+                )
+        except IntegrityError:
+            stored = await self.by_source(run_id, receipt.source_sha256)
+            assert stored is not None
+            return stored, False
+        candidate = await self.get(run_id, candidate_id)
+        await self._events.append(
+            run_id,
+            "candidate.frozen",
+            {
+                "candidate_id": candidate_id,
+                "source_sha256": receipt.source_sha256,
+                "commit": commit,
+                "receipt_key": receipt.job_key,
+                "cycles_sum": receipt.total_est_cycles,
+                "local_passed": candidate.local_passed,
+                "blobs": [blob],
+            },
+            team=team_id,
+            dedup_key=f"candidate.frozen:{candidate_id}",
+        )
+        return candidate, True
+
+    async def by_source(self, run_id: str, source_sha256: str) -> Candidate | None:
+        async with self._db.reader.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(candidates).where(
+                        candidates.c.run_id == run_id,
+                        candidates.c.source_sha256 == source_sha256,
+                    )
+                )
+            ).one_or_none()
+        return _row(row) if row is not None else None
+
+    async def get(self, run_id: str, candidate_id: str) -> Candidate:
+        async with self._db.reader.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(candidates).where(
+                        candidates.c.run_id == run_id, candidates.c.id == candidate_id
+                    )
+                )
+            ).one_or_none()
+        if row is None:
+            raise LookupError(f"no candidate {candidate_id}")
+        return _row(row)
+
+    async def list(
+        self, run_id: str, *, status: str | None = None, team_id: str | None = None
+    ) -> list[Candidate]:
+        query = select(candidates).where(candidates.c.run_id == run_id)
+        if status is not None:
+            query = query.where(candidates.c.status == status)
+        if team_id is not None:
+            query = query.where(candidates.c.team_id == team_id)
+        async with self._db.reader.connect() as conn:
+            rows = (await conn.execute(query.order_by(candidates.c.created_at))).all()
+        return [_row(r) for r in rows]
+
+    async def set_status(
+        self, run_id: str, candidate_id: str, status: str, review: dict[str, Any] | None = None
+    ) -> None:
+        if status not in STATUSES:
+            raise ValueError(f"unknown candidate status {status!r}")
+        values: dict[str, Any] = {"status": status, "updated_at": utc_now_iso()}
+        if review is not None:
+            values["review"] = review
+        async with self._db.writer.begin() as conn:
+            await conn.execute(
+                update(candidates)
+                .where(candidates.c.run_id == run_id, candidates.c.id == candidate_id)
+                .values(values)
+            )
+
+    def files(self, candidate: Candidate) -> dict[str, bytes]:
+        """The frozen bytes, verified against their SHA-256 by the blob store."""
+        return unpack_files(self._blobs.get(candidate.archive_blob))
