@@ -31,7 +31,7 @@ def _cpu_seconds() -> float:
 
 
 async def _count_responses(runtime, run_id: str) -> int:  # type: ignore[no-untyped-def]
-    return sum(1 async for e in runtime.lab.events.iter_all(run_id) if e.kind == "model.response")
+    return len([1 async for e in runtime.lab.events.iter_all(run_id) if e.kind == "model.response"])
 
 
 def main() -> None:
