@@ -30,6 +30,7 @@ STATUSES = (
     "reviewed",
     "nominated",
     "awaiting_approval",
+    "approved_pending",
     "submitted",
     "official_pass",
     "official_fail",

@@ -57,12 +57,29 @@ def try_lock_uid(uid: int) -> int | None:
     return fd
 
 
+def uid_has_processes(uid: int) -> bool:
+    """Whether any process, zombies included, still belongs to `uid`: a zombie counts
+    against the uid's process limit until it is reaped, so its uid is not free yet."""
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
 def lease_uid_now() -> tuple[int, int] | None:
     """(uid, lock fd) of a free pool uid, or None if every one is in use."""
     for uid in _pool():
         fd = try_lock_uid(uid)
-        if fd is not None:
-            return uid, fd
+        if fd is None:
+            continue
+        if uid_has_processes(uid):  # a previous run's leftovers are still being reaped
+            os.close(fd)
+            continue
+        return uid, fd
     return None
 
 

@@ -38,6 +38,7 @@ class Status(StrEnum):
     SANDBOX_VIOLATION = "sandbox_violation"  # guard zone written, forbidden syscall, ...
     PROBE_PASSED = "probe_passed"  # a probe whose every case passed (no cycles by design)
     MEASURED = "measured"  # a full job: all cases passed and every perf case has cycles
+    TOOLCHAIN_UNAVAILABLE = "toolchain_unavailable"  # e.g. no CANN here; detail names what
 
     @property
     def passed(self) -> bool:
