@@ -103,6 +103,9 @@ class OfflinePlaybookModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
+ADOPT_MARGIN = 0.005  # adopt another team's candidate only when clearly better (>0.5%)
+
+
 class PlaybookDriver:
     """Turns (playbook, seed, visible history) into the next AI message."""
 
@@ -111,90 +114,137 @@ class PlaybookDriver:
         self.route = playbook.route(seed)
         self.actions = route_actions(self.route)
 
-    def _index_of(self, kind: str, step: Step | None) -> int:
+    def _index(self, kind: str, block: str) -> int:
         for index, action in enumerate(self.actions):
-            if action.kind == kind and action.step is step:
+            if action.kind == kind and action.block == block:
                 return index
-        raise LookupError(kind)
+        raise LookupError(f"{kind} in {block}")
 
     def next_message(self, messages: Sequence[BaseMessage]) -> AIMessage:
         history = History.read(messages)
         index = min(history.last_index + 1, len(self.actions) - 1)
-        index = self._skip_failed(index, history)
+        index = self._skip(index, history)
         return self._message(index, self.actions[index], history)
 
-    def _skip_failed(self, index: int, history: History) -> int:
-        """After a failed compile or probe, go straight to the decision (which reverts)."""
+    # -- where to go next -------------------------------------------------------------------
+    def _skip(self, index: int, history: History) -> int:
+        """Jump over work that the evidence says is pointless."""
         action = self.actions[index]
+        block = action.block
+        if block.startswith("adopt:"):
+            step_plan = (
+                self._index("plan", action.step.id)
+                if action.step is not None
+                else self._index("finish", "finish")
+            )
+            if action.kind == "fetch" and self._adoption_target(index, history) is None:
+                return step_plan
+            if action.kind in ("plan", "adopt_write", "full", "decide"):
+                fetched = history.results.get(self._index("fetch", block), {})
+                if "files" not in fetched:
+                    return step_plan
+            return index
         if action.step is None or action.kind not in ("probe", "full"):
             return index
         previous = "compile" if action.kind == "probe" else "probe"
-        result = history.results.get(self._index_of(previous, action.step), {})
+        result = history.results.get(self._index(previous, block), {})
         ok = result.get("ok") if previous == "compile" else result.get("status") == "probe_passed"
-        return index if ok else self._index_of("decide", action.step)
+        return index if ok else self._index("decide", block)
 
-    # -- bookkeeping: what is kept so far ------------------------------------------------
-    def _full_result(self, step: Step | None, history: History) -> dict[str, Any]:
-        return history.results.get(self._index_of("full", step), {})
+    def _adoption_target(self, fetch_index: int, history: History) -> dict[str, Any] | None:
+        """The best public candidate clearly better than ours and not tried before."""
+        listing = history.calls.get((fetch_index - 1, 1), {})
+        best, _ = self.standing(history, fetch_index)
+        tried = {r.get("candidate_id") for i, r in history.results.items() if i < fetch_index}
+        choices = [
+            c
+            for c in listing.get("candidates", [])
+            if isinstance(c.get("total_est_cycles"), int) and c.get("candidate_id") not in tried
+        ]
+        if not choices:
+            return None
+        top = min(choices, key=lambda c: c["total_est_cycles"])
+        if best is not None and top["total_est_cycles"] >= best * (1 - ADOPT_MARGIN):
+            return None
+        return top
 
-    def standing(self, history: History, upto: Step | None) -> tuple[int | None, dict[str, str]]:
-        """Best cycles and files among the baseline and steps decided before `upto`."""
-        base = self._full_result(None, history)
-        best = base.get("total_est_cycles") if base.get("status") == "measured" else None
+    # -- bookkeeping: what is kept so far --------------------------------------------------
+    def _files_of(self, block: str, history: History) -> dict[str, str]:
+        if block == "baseline":
+            return dict(self.playbook.baseline_files)
+        if block.startswith("adopt:"):
+            fetched = history.results.get(self._index("fetch", block), {})
+            return dict(fetched.get("files", {}))
+        return dict(self.playbook.steps[block].files)
+
+    def standing(self, history: History, before: int) -> tuple[int | None, dict[str, str]]:
+        """Best cycles and files among the evaluations decided before action `before`."""
+        best: int | None = None
         files = dict(self.playbook.baseline_files)
-        for step in self.route:
-            if step is upto:
-                break
-            cycles = self._kept_cycles(step, best, history)
-            if cycles is not None:
-                best, files = cycles, dict(step.files)
+        for index, action in enumerate(self.actions[:before]):
+            if action.kind != "full":
+                continue
+            if action.block != "baseline" and self._index("decide", action.block) >= before:
+                continue  # not decided yet
+            result = history.results.get(index, {})
+            cycles = result.get("total_est_cycles")
+            if result.get("status") != "measured" or not isinstance(cycles, int):
+                continue
+            if best is None or cycles < best:
+                best, files = cycles, self._files_of(action.block, history)
         return best, files
 
-    def _kept_cycles(self, step: Step, best: int | None, history: History) -> int | None:
-        result = self._full_result(step, history)
-        cycles = result.get("total_est_cycles")
-        if result.get("status") != "measured" or not isinstance(cycles, int):
-            return None
-        return cycles if best is None or cycles < best else None
-
-    # -- messages ---------------------------------------------------------------------
+    # -- messages ---------------------------------------------------------------------------
     def _message(self, index: int, action: Action, history: History) -> AIMessage:
         step = action.step
         calls: list[tuple[str, dict[str, Any]]]
         text = ""
-        if action.kind == "read_spec":
-            text, calls = (
-                "Reading the operator spec first.",
-                [("read_file", {"file_path": "/spec.md"})],
-            )
-        elif action.kind == "todos":
-            text, calls = "Planning the work.", [("write_todos", {"todos": self._todos(history)})]
-        elif action.kind == "list_cases":
+        kind = action.kind
+        if kind == "read_spec":
+            text = "Reading the operator spec first."
+            calls = [("read_file", {"file_path": "/spec.md"})]
+        elif kind == "todos":
+            text, calls = "Planning the work.", [("write_todos", {"todos": self._todos(None)})]
+        elif kind == "list_cases":
             calls = [("list_local_cases", {})]
-        elif action.kind == "plan":
-            calls = [("record_experiment_plan", self._plan(step, history))]
-        elif action.kind == "edit":
+        elif kind == "inbox":
+            text = "Checking the inbox and what other teams share."
+            calls = [("read_inbox", {}), ("read_public_candidates", {})]
+        elif kind == "fetch":
+            target = self._adoption_target(index, history) or {}
+            text = f"Another team's candidate looks better; fetching {target.get('candidate_id')}."
+            calls = [("fetch_candidate_source", {"candidate_id": target.get("candidate_id")})]
+        elif kind == "plan":
+            calls = [("record_experiment_plan", self._plan(index, action, history))]
+        elif kind == "adopt_write":
+            files = self._files_of(action.block, history)
+            text = "Adopting the fetched candidate into op_host/ and op_kernel/."
+            calls = [
+                ("write_file", {"file_path": f"/{rel}", "content": content})
+                for rel, content in sorted(files.items())
+            ]
+        elif kind == "edit":
             assert step is not None
             text = f"Applying: {step.title}."
             calls = [
                 ("write_file", {"file_path": f"/{rel}", "content": content})
                 for rel, content in sorted(step.files.items())
             ]
-        elif action.kind == "compile":
+        elif kind == "compile":
             calls = [("compile_kernel", {})]
-        elif action.kind == "probe":
+        elif kind == "probe":
             assert step is not None
             calls = [("simulate_kernel", {"mode": "probe", "case_ids": list(step.probe_cases)})]
-        elif action.kind == "full":
+        elif kind == "full":
             calls = [("simulate_kernel", {"mode": "full"})]
-        elif action.kind == "results":
+        elif kind == "results":
             calls = [("read_simulation_results", {})]
-        elif action.kind == "decide":
-            text, calls = self._decide(step, history)
-        elif action.kind == "end_turn":
-            return AIMessage(content=self._turn_summary(step, history), id=call_id(index))
+        elif kind == "decide":
+            text, calls = self._decide(index, action, history)
+        elif kind == "end_turn":
+            return AIMessage(content=self._turn_summary(index, step, history), id=call_id(index))
         else:  # finish
-            best, _ = self.standing(history, None)
+            best, _ = self.standing(history, index)
             shown = f"{best:,}" if best is not None else "not measured"
             return AIMessage(
                 content=f"Playbook complete. Best kept: {shown} est. cycles. {DONE_MARKER}",
@@ -206,7 +256,7 @@ class PlaybookDriver:
         ]
         return AIMessage(content=text, tool_calls=tool_calls, id=call_id(index))
 
-    def _todos(self, history: History, done_through: Step | None = None) -> list[dict[str, str]]:
+    def _todos(self, done_through: Step | None) -> list[dict[str, str]]:
         todos = [{"content": "Measure the baseline (all cases + cycles)", "status": "completed"}]
         reached = done_through is None
         for step in self.route:
@@ -223,8 +273,9 @@ class PlaybookDriver:
                 pending[0]["status"] = "in_progress"
         return todos
 
-    def _plan(self, step: Step | None, history: History) -> dict[str, Any]:
-        if step is None:
+    def _plan(self, index: int, action: Action, history: History) -> dict[str, Any]:
+        step = action.step
+        if action.block == "baseline":
             return {
                 "failure_evidence": "No measurement yet: the baseline has not been simulated.",
                 "hypothesis": "The naive baseline is correct but slow; measure it first.",
@@ -232,12 +283,25 @@ class PlaybookDriver:
                 "validation_criterion": "All 15 local cases pass and every perf case has cycles.",
                 "case_ids": [],
             }
-        best, _ = self.standing(history, step)
+        best, _ = self.standing(history, index)
         evidence = (
             f"Current best kept candidate: {best:,} est. cycles over the perf cases."
             if best is not None
             else "No measured candidate yet."
         )
+        if action.block.startswith("adopt:"):
+            fetched = history.results.get(self._index("fetch", action.block), {})
+            theirs = fetched.get("total_est_cycles")
+            return {
+                "failure_evidence": f"{evidence} A shared candidate claims {theirs:,} est. cycles.",
+                "hypothesis": "Another team's frozen candidate is faster than ours on the "
+                "same input pack; its receipt should reproduce here.",
+                "change": f"Adopt candidate {fetched.get('candidate_id')} as is.",
+                "validation_criterion": "All local cases pass and total est. cycles beat our "
+                "best kept candidate.",
+                "case_ids": [],
+            }
+        assert step is not None
         return {
             "failure_evidence": evidence,
             "hypothesis": step.hypothesis,
@@ -246,37 +310,50 @@ class PlaybookDriver:
             "case_ids": list(step.probe_cases),
         }
 
-    def _decide(self, step: Step | None, history: History) -> tuple[str, list[Any]]:
-        assert step is not None
-        best, files = self.standing(history, step)
-        kept = self._kept_cycles(step, best, history)
-        todos = self._todos(history, done_through=step)
-        if kept is not None:
-            before = f"{best:,}" if best is not None else "not measured"
-            return (
-                f"Keeping {step.title}: {kept:,} est. cycles (was {before}).",
-                [("write_todos", {"todos": todos})],
-            )
-        result = self._full_result(step, history)
-        probe = history.results.get(self._index_of("probe", step), {})
-        compiled = history.results.get(self._index_of("compile", step), {})
-        why = (
-            result.get("status")
-            or (f"probe {probe['status']}" if probe.get("status") else None)
-            or (f"compile {compiled.get('status')}" if compiled else None)
-            or "not simulated"
+    def _decide(self, index: int, action: Action, history: History) -> tuple[str, list[Any]]:
+        step = action.step
+        best, files = self.standing(history, index)
+        full_index = self._index("full", action.block)
+        result = history.results.get(full_index, {})
+        cycles = result.get("total_est_cycles")
+        kept = (
+            result.get("status") == "measured"
+            and isinstance(cycles, int)
+            and (best is None or cycles < best)
         )
+        adopting = action.block.startswith("adopt:")
+        what = "the adopted candidate" if adopting or step is None else step.title
+        todos = self._todos(None if adopting else step)
+        before = f"{best:,}" if best is not None else "not measured"
+        if kept:
+            calls: list[Any] = [("write_todos", {"todos": todos})] if not adopting else []
+            calls.append(
+                (
+                    "record_experience",
+                    {
+                        "condition": "the three performance cases (row, column, full reduction)",
+                        "change": what,
+                        "effect": f"{before} -> {cycles:,} est. cycles",
+                        "receipt_id": result.get("receipt_id"),
+                    },
+                )
+            )
+            return f"Keeping {what}: {cycles:,} est. cycles (was {before}).", calls
+        probe = history.results.get(self._index("probe", action.block), {}) if not adopting else {}
+        why = result.get("status") or (f"probe {probe['status']}" if probe.get("status") else None)
         if result.get("status") == "measured":
-            why = f"{result.get('total_est_cycles'):,} est. cycles, not better"
-        calls: list[Any] = [
+            why = f"{cycles:,} est. cycles, not better"
+        calls = [
             ("write_file", {"file_path": f"/{rel}", "content": content})
             for rel, content in sorted(files.items())
         ]
-        calls.append(("write_todos", {"todos": todos}))
-        return f"Reverting {step.title} ({why}); restoring the best kept source.", calls
+        if not adopting:
+            calls.append(("write_todos", {"todos": todos}))
+        reason = why or "not simulated"
+        return f"Reverting {what} ({reason}); restoring the best kept source.", calls
 
-    def _turn_summary(self, step: Step | None, history: History) -> str:
-        best, _ = self.standing(history, None)
+    def _turn_summary(self, index: int, step: Step | None, history: History) -> str:
+        best, _ = self.standing(history, index)
         shown = f"{best:,}" if best is not None else "not measured"
         if step is None:
             return f"Baseline measured: {shown} est. cycles. Next: optimizations."

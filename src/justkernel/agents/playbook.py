@@ -116,11 +116,15 @@ def load_playbook(operator: str = "confusion_mul_grad") -> Playbook:
 
 @dataclass(frozen=True)
 class Action:
-    """One model response of the route: tool calls, or a text that ends the turn."""
+    """One model response of the route: tool calls, or a text that ends the turn.
+
+    `block` groups the actions of one evaluation: "baseline", a step id, or "adopt:<n>" (trying
+    the best public candidate of another team before step n)."""
 
     kind: str  # read_spec, todos, list_cases, plan, edit, compile, probe, full, results,
-    #            decide, end_turn
-    step: Step | None = None  # None: the baseline measurement
+    #            decide, end_turn, inbox, fetch, adopt_write, finish
+    step: Step | None = None  # the step this action belongs to (None: the baseline)
+    block: str = "baseline"
 
 
 def route_actions(route: Sequence[Step]) -> list[Action]:
@@ -133,18 +137,34 @@ def route_actions(route: Sequence[Step]) -> list[Action]:
         Action("results"),
         Action("end_turn"),
     ]
-    for step in route:
+    for n, step in enumerate(route):
+        adopt = f"adopt:{n}"
         actions += [
-            Action("plan", step),
-            Action("edit", step),
-            Action("compile", step),
-            Action("probe", step),
-            Action("full", step),
-            Action("results", step),
-            Action("decide", step),
-            Action("end_turn", step),
+            Action("inbox", step, adopt),
+            Action("fetch", step, adopt),
+            Action("plan", step, adopt),
+            Action("adopt_write", step, adopt),
+            Action("full", step, adopt),
+            Action("decide", step, adopt),
+            Action("plan", step, step.id),
+            Action("edit", step, step.id),
+            Action("compile", step, step.id),
+            Action("probe", step, step.id),
+            Action("full", step, step.id),
+            Action("results", step, step.id),
+            Action("decide", step, step.id),
+            Action("end_turn", step, step.id),
         ]
-    actions.append(Action("finish"))
+    final = "adopt:final"  # a last look at what the others found before calling it done
+    actions += [
+        Action("inbox", None, final),
+        Action("fetch", None, final),
+        Action("plan", None, final),
+        Action("adopt_write", None, final),
+        Action("full", None, final),
+        Action("decide", None, final),
+        Action("finish", None, "finish"),
+    ]
     return actions
 
 
@@ -164,7 +184,8 @@ class History:
     """What the model can see of its own past: the last action index and tool results."""
 
     last_index: int = -1
-    results: dict[int, dict[str, Any]] = field(default_factory=dict)
+    results: dict[int, dict[str, Any]] = field(default_factory=dict)  # first call of a step
+    calls: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def read(cls, messages: Sequence[BaseMessage]) -> History:
@@ -179,7 +200,11 @@ class History:
             elif isinstance(message, ToolMessage):
                 index = parse_call_id(message.tool_call_id)
                 if index is not None:
-                    history.results[index] = _parse_result(message.content)
+                    parsed = _parse_result(message.content)
+                    n = message.tool_call_id.rsplit("_", 1)[-1]
+                    history.calls[(index, int(n) if n.isdigit() else 0)] = parsed
+                    if n == "0":
+                        history.results[index] = parsed
         return history
 
 
