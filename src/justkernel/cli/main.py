@@ -22,6 +22,7 @@ app = typer.Typer(
 
 def _register() -> None:
     from justkernel.cli import (
+        a2a_cmd,
         bundle_cmds,
         check_cmd,
         evaluate_cmd,
@@ -30,7 +31,15 @@ def _register() -> None:
         serve_cmd,
     )
 
-    for module in (serve_cmd, run_cmd, evaluate_cmd, bundle_cmds, check_cmd, secrets_cmds):
+    for module in (
+        serve_cmd,
+        run_cmd,
+        evaluate_cmd,
+        bundle_cmds,
+        check_cmd,
+        secrets_cmds,
+        a2a_cmd,
+    ):
         module.register(app)
 
 

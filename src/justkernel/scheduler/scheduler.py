@@ -18,6 +18,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 
 from justkernel.a2a.board import LabBoard
+from justkernel.a2a.external import is_external
 from justkernel.a2a.policies import DEFAULT_POLICY, POLICIES, SharingPolicy, shares_publicly
 from justkernel.agents.board_tools import BoardAccess
 from justkernel.agents.errors import classify_error
@@ -266,6 +267,8 @@ class Scheduler:
 
     # -- dispatch ---------------------------------------------------------------------------
     async def _eligible(self, team: Team) -> bool:
+        if is_external(team):  # an outside agent acts for it over A2A; nothing to dispatch
+            return False
         if team.id in self._running or team.status in ("done", "exited"):
             return False
         if asyncio.get_running_loop().time() < self._not_before.get(team.id, 0.0):

@@ -158,3 +158,15 @@ submissions = Table(
     # never the same frozen source twice to the same backend, in any run
     UniqueConstraint("source_sha256", "backend", name="uq_submissions_source"),
 )
+
+a2a_tokens = Table(
+    "a2a_tokens",
+    metadata,
+    # SHA-256 of a team's A2A bearer token; the token itself is shown once and never stored
+    Column("token_sha256", String(64), nullable=False),
+    Column("run_id", String(64), nullable=False),
+    Column("team_id", String(64), nullable=False),
+    Column("created_at", String(40), nullable=False),
+    Column("revoked_at", String(40), nullable=True),  # set when the team gets a new token
+    PrimaryKeyConstraint("token_sha256", name="pk_a2a_tokens"),
+)
