@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from justkernel.agents.playbook import (
     DONE_MARKER,
@@ -47,6 +47,7 @@ class OfflinePlaybookModel(BaseChatModel):
     operator: str = "confusion_mul_grad"
     latency_seconds: float = Field(default=0.0, ge=0)
     model_name: str = "offline-playbook"
+    _parsed: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
 
     @property
     def _llm_type(self) -> str:
@@ -87,7 +88,8 @@ class OfflinePlaybookModel(BaseChatModel):
             message = AIMessage(content="Summary: optimization playbook in progress (offline).")
         else:
             playbook = load_playbook(self.operator)
-            message = PlaybookDriver(playbook, self.seed).next_message(messages)
+            driver = PlaybookDriver(playbook, self.seed, self._parsed)
+            message = driver.next_message(messages)
         prompt_text = "".join(str(m.content) for m in messages)
         output_text = str(message.content) + json.dumps(message.tool_calls, default=str)
         message.usage_metadata = {
@@ -109,10 +111,16 @@ ADOPT_MARGIN = 0.005  # adopt another team's candidate only when clearly better 
 class PlaybookDriver:
     """Turns (playbook, seed, visible history) into the next AI message."""
 
-    def __init__(self, playbook: Playbook, seed: int) -> None:
+    def __init__(
+        self,
+        playbook: Playbook,
+        seed: int,
+        parsed_cache: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
         self.playbook = playbook
         self.route = playbook.route(seed)
         self.actions = route_actions(self.route)
+        self._parsed = parsed_cache
 
     def _index(self, kind: str, block: str) -> int:
         for index, action in enumerate(self.actions):
@@ -121,7 +129,7 @@ class PlaybookDriver:
         raise LookupError(f"{kind} in {block}")
 
     def next_message(self, messages: Sequence[BaseMessage]) -> AIMessage:
-        history = History.read(messages)
+        history = History.read(messages, self._parsed)
         index = min(history.last_index + 1, len(self.actions) - 1)
         index = self._skip(index, history)
         return self._message(index, self.actions[index], history)

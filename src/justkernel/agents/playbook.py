@@ -188,7 +188,11 @@ class History:
     calls: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, messages: Sequence[BaseMessage]) -> History:
+    def read(
+        cls,
+        messages: Sequence[BaseMessage],
+        parsed_cache: dict[str, dict[str, Any]] | None = None,
+    ) -> History:
         history = cls()
         for message in messages:
             if isinstance(message, AIMessage):
@@ -200,7 +204,10 @@ class History:
             elif isinstance(message, ToolMessage):
                 index = parse_call_id(message.tool_call_id)
                 if index is not None:
-                    parsed = _parse_result(message.content)
+                    cache = parsed_cache if parsed_cache is not None else {}
+                    parsed = cache.get(message.tool_call_id)
+                    if parsed is None:  # tool results never change: parse each once
+                        parsed = cache[message.tool_call_id] = _parse_result(message.content)
                     n = message.tool_call_id.rsplit("_", 1)[-1]
                     history.calls[(index, int(n) if n.isdigit() else 0)] = parsed
                     if n == "0":
