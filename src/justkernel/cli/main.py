@@ -26,6 +26,7 @@ def _register() -> None:
         bundle_cmds,
         check_cmd,
         evaluate_cmd,
+        judge_cmd,
         run_cmd,
         secrets_cmds,
         serve_cmd,
@@ -38,6 +39,7 @@ def _register() -> None:
         bundle_cmds,
         check_cmd,
         secrets_cmds,
+        judge_cmd,
         a2a_cmd,
     ):
         module.register(app)

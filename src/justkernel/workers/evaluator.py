@@ -19,6 +19,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from justkernel.operators import (
@@ -42,6 +43,15 @@ CaseSource = Callable[[OperatorDefinition], Sequence[CaseSpec]]
 
 class CaseSelectionError(ValueError):
     """Unknown case ids, or a case list where the job kind does not take one."""
+
+
+@dataclass(frozen=True)
+class CaseSets:
+    """Functional and perf cases to run instead of the operator's own (the local judge's
+    hidden points); the packs and job keys follow them, so results never mix."""
+
+    local: tuple[CaseSpec, ...]
+    perf: tuple[CaseSpec, ...]
 
 
 def _open_dir(folder: Path) -> Path:
@@ -81,6 +91,7 @@ class Evaluator:
         definition: OperatorDefinition | None = None,
         sim_parallelism: int = 1,
         keep_jobs: bool = False,
+        cases: CaseSets | None = None,
     ) -> None:
         self.settings = settings
         self.pool = pool
@@ -91,6 +102,8 @@ class Evaluator:
             raise ValueError("the toolchain has no operator definition; pass one")
         self.sim_parallelism = sim_parallelism
         self.keep_jobs = keep_jobs
+        self._local_cases: CaseSource = (lambda _d: cases.local) if cases else local_cases
+        self._perf_cases: CaseSource = (lambda _d: cases.perf) if cases else perf_cases
         data = settings.resolved_data_dir
         self.packs_dir = data / "packs"
         self.jobs_dir = data / "jobs"
@@ -101,10 +114,10 @@ class Evaluator:
 
     # -- inputs ---------------------------------------------------------------------------
     def local_case_ids(self) -> tuple[str, ...]:
-        return tuple(c.id for c in local_cases(self.definition))
+        return tuple(c.id for c in self._local_cases(self.definition))
 
     def perf_case_ids(self) -> tuple[str, ...]:
-        return tuple(c.id for c in perf_cases(self.definition))
+        return tuple(c.id for c in self._perf_cases(self.definition))
 
     def select_cases(self, kind: JobKind | str, case_ids: Sequence[str] | None) -> tuple[str, ...]:
         """The functional cases of a job, in the operator's order; unknown ids are an error."""
@@ -124,9 +137,9 @@ class Evaluator:
 
     async def packs(self, kind: JobKind) -> dict[str, InputPack]:
         """The input packs a job kind needs, built once per case set under data_dir/packs/."""
-        roles = {LOCAL_PACK: local_cases}
+        roles = {LOCAL_PACK: self._local_cases}
         if kind is JobKind.FULL:
-            roles[PERF_PACK] = perf_cases
+            roles[PERF_PACK] = self._perf_cases
         async with self._pack_lock:
             for role, cases in roles.items():
                 if role not in self._packs:

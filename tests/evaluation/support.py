@@ -1,0 +1,229 @@
+"""Helpers for the judge tests (no tests here): real judge servers, project folders, bundles.
+
+Every judge of a test process is a copy of one template judge folder (same secret seed, same
+hidden points, same evaluation folder), so the receipt cache is shared: the naive baseline's
+15 callgrind runs happen once per process, later submissions of it are cache hits. The
+evaluation folder lives below a world-traversable temp folder, as the sandbox uid needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import uvicorn
+
+from justkernel.evaluation.hidden_cases import load_or_create_hidden_cases
+from justkernel.evaluation.judge_paths import JudgeFolder
+from justkernel.evaluation.judge_server import JudgeConfig, create_judge_app
+from justkernel.evaluation.protocol import CandidateBundle
+from justkernel.operators import load_operator
+from justkernel.web.server import bind_socket
+from tests.workers.test_evaluator_shared import shared_root
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+KERNELS = FIXTURES / "kernels"
+URL_RE = re.compile(r"JustKernel judge serving on (http://\S+)")
+TOKEN_RE = re.compile(r"Login token: (\S+)")
+
+
+def work_root() -> Path:
+    """The evaluation root every test judge shares (traversable by the sandbox uid)."""
+    path = shared_root() / "judge-work"
+    path.mkdir(exist_ok=True)
+    path.chmod(0o711)
+    return path
+
+
+@functools.cache
+def template_folder() -> Path:
+    """A judge folder with its seed, hidden points, token and work name (no database)."""
+    folder = JudgeFolder.open(shared_root() / "judge-template", work_root=work_root())
+    load_or_create_hidden_cases(folder.root, load_operator())
+    folder.token()
+    return folder.root
+
+
+def new_judge_dir(parent: Path) -> Path:
+    """A fresh judge folder (own database) with the shared seed, points and work folder."""
+    dest = parent / f"judge-{uuid.uuid4().hex[:8]}"
+    shutil.copytree(template_folder(), dest)
+    dest.chmod(0o700)
+    return dest
+
+
+def judge_token(judge_dir: Path) -> str:
+    return (judge_dir / "token").read_text().strip()
+
+
+def project(variant: str | None = None, *, unique: bool = False) -> Path:
+    """The template project with a fixture kernel laid over it ("specialised_kernel" or one
+    of tests/fixtures/kernels/*); `unique` adds a comment so nothing is served from a cache."""
+    definition = load_operator()
+    dest = Path(tempfile.mkdtemp(prefix="project-", dir=shared_root())) / "project"
+    shutil.copytree(definition.project_dir, dest, ignore=shutil.ignore_patterns("build"))
+    if variant is not None:
+        source = FIXTURES / variant if variant == "specialised_kernel" else KERNELS / variant
+        for part in ("op_host", "op_kernel"):
+            if (source / part).is_dir():
+                shutil.copytree(source / part, dest / part, dirs_exist_ok=True)
+    if unique:
+        kernel = dest / definition.build.kernel_source
+        kernel.write_text(kernel.read_text() + f"\n/* {uuid.uuid4().hex} */\n")
+    for dirpath, _dirs, files in os.walk(dest.parent):
+        os.chmod(dirpath, 0o755)
+        for name in files:
+            os.chmod(os.path.join(dirpath, name), 0o644)
+    return dest
+
+
+def bundle(variant: str | None = None, *, unique: bool = False, **meta: str) -> CandidateBundle:
+    return CandidateBundle.from_project(project(variant, unique=unique), load_operator(), **meta)
+
+
+# -- a judge-server subprocess (the real CLI) -----------------------------------------------------
+@dataclass
+class RunningJudge:
+    process: subprocess.Popen[str]
+    url: str
+    token_path: Path
+    judge_dir: Path
+    output: list[str] = field(default_factory=list)
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    @property
+    def token(self) -> str:
+        return self.token_path.read_text().strip()
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, sig)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def _read_until(process: subprocess.Popen[str], output: list[str], pattern: re.Pattern) -> str:
+    deadline = time.monotonic() + 90
+    assert process.stdout is not None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            if process.poll() is not None:
+                raise RuntimeError("judge-server exited early:\n" + "".join(output))
+            continue
+        output.append(line)
+        match = pattern.search(line)
+        if match:
+            return match.group(1)
+    raise TimeoutError("judge-server printed no URL:\n" + "".join(output))
+
+
+def start_judge(judge_dir: Path, *args: str, port: int = 0) -> RunningJudge:
+    argv = [sys.executable, "-m", "justkernel.cli.main", "judge-server", "--port", str(port)]
+    argv += ["--data-dir", str(judge_dir), "--work-dir", str(work_root()), *args]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        argv,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    output: list[str] = []
+    try:
+        url = _read_until(process, output, URL_RE)
+        token_path = Path(_read_until(process, output, TOKEN_RE))
+        _wait_healthy(url)
+    except BaseException:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        raise
+    threading.Thread(target=_drain, args=(process, output), daemon=True).start()
+    return RunningJudge(process, url, token_path, judge_dir, output)
+
+
+def _drain(process: subprocess.Popen[str], output: list[str]) -> None:
+    assert process.stdout is not None
+    for line in process.stdout:
+        output.append(line)
+
+
+def _wait_healthy(url: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"{url}/api/health never answered")
+
+
+@contextmanager
+def running_judge(judge_dir: Path, *args: str, port: int = 0) -> Iterator[RunningJudge]:
+    judge = start_judge(judge_dir, *args, port=port)
+    try:
+        yield judge
+    finally:
+        judge.stop()
+
+
+# -- an in-process judge on a real socket, for a clock the test controls ---------------------------
+class Clock:
+    """A wall clock the test moves by hand."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def parse_utc(text: str) -> datetime:
+    return datetime.fromisoformat(text).astimezone(UTC)
+
+
+@contextmanager
+def judge_in_thread(judge_dir: Path, **options: object) -> Iterator[str]:
+    """`create_judge_app` under uvicorn in a thread (its own event loop); yields the URL."""
+    folder = JudgeFolder.open(judge_dir, work_root=work_root())
+    app = create_judge_app(JudgeConfig(folder, **options))  # type: ignore[arg-type]
+    sock = bind_socket("127.0.0.1", 0)
+    server = uvicorn.Server(uvicorn.Config(app, access_log=False, log_config=None))
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline and thread.is_alive():
+        time.sleep(0.05)
+    try:
+        if not server.started:
+            raise RuntimeError("the in-process judge did not start")
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
