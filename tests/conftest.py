@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import secrets
+import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from justkernel.lab import Lab, open_lab
+from justkernel.runtime import LabRuntime, open_runtime
 from justkernel.settings.config import Settings
+from tests.support.labs import open_folder
 from tests.support.postgres import (
     create_database,
     postgres_server,
@@ -59,3 +62,24 @@ async def lab(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterat
         yield opened
     finally:
         await opened.close()
+
+
+@pytest.fixture(scope="session")
+def shared_lab_dir() -> Iterator[Path]:
+    """One lab data folder for the heavy tests of a session: like a real lab, later runs
+    reuse the receipt cache and input packs of earlier ones."""
+    folder = open_folder("jk-lab-")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def lab_settings(shared_lab_dir: Path, tmp_path: Path) -> Settings:
+    return Settings(data_dir=shared_lab_dir / "data", config_dir=tmp_path / "config")
+
+
+@pytest.fixture
+async def runtime(lab_settings: Settings) -> AsyncIterator[LabRuntime]:
+    """A real lab runtime: store, evaluator on two local slots, sandbox, checkpointer."""
+    async with open_runtime(lab_settings, slots=2) as opened:
+        yield opened

@@ -9,7 +9,7 @@ from typing import Any
 from justkernel.runtime import LabRuntime
 from justkernel.scheduler.budget import BudgetCaps
 from justkernel.scheduler.scheduler import SchedulerConfig
-from tests.agents.conftest import scripted_preset
+from tests.support.labs import scripted_preset
 from tests.support.openai_server import OpenAIServer, Reply, ToolCall, Usage
 
 KEY = "sk-scripted-test-key-000111"

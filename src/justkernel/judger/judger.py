@@ -1,0 +1,396 @@
+"""The Judger: independent of every team, it reviews frozen candidates, nominates challengers,
+submits within the daily quota (never the same source twice), collects official results,
+keeps the verified state of the art, and sends every result back to the teams.
+
+All its state lives in the database (candidates, submissions), so it survives restarts: a
+nomination waiting for human approval still waits, and the quota still counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from justkernel.a2a.board import LabBoard
+from justkernel.evaluation.protocol import (
+    CandidateBundle,
+    EvaluationClient,
+    JudgeError,
+    JudgeRejected,
+    JudgeUnavailable,
+)
+from justkernel.judger.candidates import Candidate, CandidateStore
+from justkernel.judger.quota import Clock, quota_day, utc_clock
+from justkernel.judger.review import review_candidate
+from justkernel.lab import Lab
+from justkernel.operators import OperatorDefinition
+from justkernel.store.runs import utc_now_iso
+from justkernel.store.schema import submissions
+from justkernel.workers.cache import ReceiptCache
+
+log = logging.getLogger("justkernel.judger")
+Strategy = Literal["verified", "official-driven"]
+
+
+@dataclass
+class JudgerConfig:
+    quota_per_day: int = 50
+    margin: float = 0.01  # a challenger must beat the champion's local cycles by this much
+    strategy: Strategy = "verified"
+    human_approval: bool = False
+    poll_seconds: float = 2.0
+
+
+@dataclass(frozen=True)
+class Submission:
+    id: str
+    candidate_id: str
+    team_id: str
+    source_sha256: str
+    backend: str
+    day: str
+    status: str
+    result: dict[str, Any] | None
+
+
+class Judger:
+    def __init__(
+        self,
+        lab: Lab,
+        run_id: str,
+        operator: OperatorDefinition,
+        candidates: CandidateStore,
+        board: LabBoard,
+        client: EvaluationClient,
+        config: JudgerConfig | None = None,
+        *,
+        clock: Clock = utc_clock,
+    ) -> None:
+        self.lab = lab
+        self.run_id = run_id
+        self.operator = operator
+        self.candidates = candidates
+        self.board = board
+        self.client = client
+        self.config = config or JudgerConfig()
+        self.clock = clock
+        self.receipts = ReceiptCache(lab.settings.resolved_data_dir / "receipts")
+
+    async def _emit(self, kind: str, payload: dict[str, Any], key: str) -> None:
+        await self.lab.events.append(self.run_id, kind, payload, dedup_key=key)
+
+    # -- one pass -------------------------------------------------------------------------
+    async def step(self) -> None:
+        await self._review_frozen()
+        await self._collect_results()
+        await self._nominate_and_submit()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.step()
+            except JudgeError as exc:  # the judge is down or refusing: try again later
+                log.warning("judger: %s", exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.config.poll_seconds)
+
+    # -- review -----------------------------------------------------------------------------
+    async def _review_frozen(self) -> None:
+        for cand in await self.candidates.list(self.run_id, status="frozen"):
+            await self.candidates.set_status(self.run_id, cand.id, "under_review")
+            receipt = self.receipts.get(cand.receipt_key)
+            review = await asyncio.to_thread(
+                review_candidate,
+                self.candidates.files(cand),
+                cand.source_sha256,
+                receipt,
+                self.operator,
+                allow_unverified_precision=self.config.strategy == "official-driven",
+            )
+            status = "reviewed" if review.verdict == "accepted" else "rejected"
+            await self.candidates.set_status(self.run_id, cand.id, status, review.to_dict())
+            await self._emit(
+                "judger.review",
+                {"candidate_id": cand.id, "team": cand.team_id, **review.to_dict()},
+                f"judger.review:{cand.id}",
+            )
+
+    # -- the state of the art -----------------------------------------------------------------
+    async def submissions(self, *, backend: str | None = None) -> list[Submission]:
+        query = select(submissions).where(submissions.c.run_id == self.run_id)
+        if backend is not None:
+            query = query.where(submissions.c.backend == backend)
+        async with self.lab.db.reader.connect() as conn:
+            rows = (await conn.execute(query.order_by(submissions.c.submitted_at))).all()
+        return [
+            Submission(
+                r.id,
+                r.candidate_id,
+                r.team_id,
+                r.source_sha256,
+                r.backend,
+                r.day,
+                r.status,
+                r.result,
+            )
+            for r in rows
+        ]
+
+    async def champion(self) -> tuple[Submission, Candidate] | None:
+        """The verified state of the art: the best official pass (lowest prof_sum)."""
+        best: tuple[Submission, Candidate] | None = None
+        for sub in await self.submissions(backend=self.client.backend):
+            if sub.status != "official_pass" or not sub.result:
+                continue
+            prof = sub.result.get("prof_sum_us")
+            if prof is None:
+                continue
+            if best is None or prof < (best[0].result or {}).get("prof_sum_us", float("inf")):
+                best = (sub, await self.candidates.get(self.run_id, sub.candidate_id))
+        return best
+
+    async def _bar(self) -> int | None:
+        """The local cycles a challenger must beat: those of the champion and of every
+        submission still waiting for its result (a failed one no longer counts)."""
+        bars = []
+        for sub in await self.submissions(backend=self.client.backend):
+            if sub.status in ("submitting", "submitted", "unknown", "official_pass"):
+                cand = await self.candidates.get(self.run_id, sub.candidate_id)
+                if cand.cycles_sum is not None:
+                    bars.append(cand.cycles_sum)
+        return min(bars) if bars else None
+
+    async def used_today(self) -> int:
+        day = quota_day(self.clock())
+        async with self.lab.db.reader.connect() as conn:
+            return (
+                await conn.execute(
+                    select(func.count())
+                    .select_from(submissions)
+                    .where(submissions.c.backend == self.client.backend, submissions.c.day == day)
+                )
+            ).scalar_one()
+
+    # -- nominate and submit ------------------------------------------------------------------
+    async def _submitted_sources(self) -> set[str]:
+        async with self.lab.db.reader.connect() as conn:
+            rows = (
+                await conn.execute(
+                    select(submissions.c.source_sha256).where(
+                        submissions.c.backend == self.client.backend
+                    )
+                )
+            ).all()
+        return {r.source_sha256 for r in rows}
+
+    async def _nominate_and_submit(self) -> None:
+        for cand in await self.candidates.list(self.run_id, status="approved_pending"):
+            await self._submit(cand)
+        bar = await self._bar()
+        done = await self._submitted_sources()
+        reviewed = [
+            c
+            for c in await self.candidates.list(self.run_id, status="reviewed")
+            if c.source_sha256 not in done and c.cycles_sum is not None
+        ]
+        if not reviewed:
+            return
+        best = min(reviewed, key=lambda c: c.cycles_sum or 0)
+        assert best.cycles_sum is not None
+        if bar is not None and best.cycles_sum >= bar * (1 - self.config.margin):
+            return
+        waiting = bool(self.config.human_approval)
+        await self.candidates.set_status(
+            self.run_id, best.id, "awaiting_approval" if waiting else "nominated"
+        )
+        await self._emit(
+            "judger.nomination",
+            {
+                "candidate_id": best.id,
+                "team": best.team_id,
+                "cycles_sum": best.cycles_sum,
+                "champion_cycles": bar,  # the bar: champion and pending submissions
+                "awaiting_approval": waiting,
+            },
+            f"judger.nomination:{best.id}",
+        )
+        if not waiting:
+            await self._submit(await self.candidates.get(self.run_id, best.id))
+
+    async def decide(self, candidate_id: str, decision: str, by: str = "human") -> None:
+        """Approve or reject a nomination that waits for a human (dashboard or CLI)."""
+        cand = await self.candidates.get(self.run_id, candidate_id)
+        if cand.status != "awaiting_approval":
+            raise ValueError(f"{candidate_id} is {cand.status}, not awaiting approval")
+        if decision not in ("approved", "rejected"):
+            raise ValueError("decision must be approved or rejected")
+        await self._emit(
+            "judger.approval",
+            {"candidate_id": candidate_id, "decision": decision, "by": by},
+            f"judger.approval:{candidate_id}",
+        )
+        status = "approved_pending" if decision == "approved" else "rejected"
+        await self.candidates.set_status(self.run_id, candidate_id, status)
+
+    async def _submit(self, cand: Candidate) -> None:
+        used = await self.used_today()
+        if used >= self.config.quota_per_day:
+            await self.candidates.set_status(self.run_id, cand.id, "reviewed")  # try tomorrow
+            return
+        day = quota_day(self.clock())
+        placeholder = f"pending-{cand.source_sha256[:16]}-{self.client.backend}"
+        try:  # reserve first: a crash after this never submits the same source again
+            async with self.lab.db.writer.begin() as conn:
+                await conn.execute(
+                    insert(submissions).values(
+                        id=placeholder,
+                        run_id=self.run_id,
+                        candidate_id=cand.id,
+                        team_id=cand.team_id,
+                        source_sha256=cand.source_sha256,
+                        backend=self.client.backend,
+                        day=day,
+                        status="submitting",
+                        submitted_at=utc_now_iso(),
+                    )
+                )
+        except IntegrityError:
+            return  # this source was already submitted to this backend
+        note = "" if cand.local_passed else "local precision not fully verified"
+        bundle = CandidateBundle.create(
+            self.operator.name,
+            self.candidates.files(cand),
+            team=cand.team_id,
+            candidate_id=cand.id,
+            note=note,
+        )
+        try:
+            submission_id = await self.client.submit(bundle)
+        except JudgeUnavailable:
+            # the judge may or may not have it: never risk the same source twice
+            await self._set_submission(placeholder, status="unknown")
+            await self.candidates.set_status(self.run_id, cand.id, "submitted")
+            raise
+        except JudgeError as exc:  # refused for sure: free the reservation
+            await self._drop_submission(placeholder)
+            retry = not isinstance(exc, JudgeRejected)
+            await self.candidates.set_status(
+                self.run_id, cand.id, "reviewed" if retry else "rejected"
+            )
+            raise
+        async with self.lab.db.writer.begin() as conn:
+            await conn.execute(
+                update(submissions)
+                .where(submissions.c.id == placeholder)
+                .values(id=submission_id, status="submitted")
+            )
+        await self.candidates.set_status(self.run_id, cand.id, "submitted")
+        await self._emit(
+            "judger.submission",
+            {
+                "candidate_id": cand.id,
+                "team": cand.team_id,
+                "submission_id": submission_id,
+                "backend": self.client.backend,
+                "source_sha256": cand.source_sha256,
+                "note": note,
+                "quota_used": used + 1,
+                "quota_limit": self.config.quota_per_day,
+            },
+            f"judger.submission:{submission_id}",
+        )
+
+    async def _set_submission(self, submission_id: str, *, status: str) -> None:
+        async with self.lab.db.writer.begin() as conn:
+            await conn.execute(
+                update(submissions).where(submissions.c.id == submission_id).values(status=status)
+            )
+
+    async def _drop_submission(self, submission_id: str) -> None:
+        async with self.lab.db.writer.begin() as conn:
+            await conn.execute(delete(submissions).where(submissions.c.id == submission_id))
+
+    # -- results --------------------------------------------------------------------------
+    async def _collect_results(self) -> None:
+        for sub in await self.submissions(backend=self.client.backend):
+            if sub.status != "submitted":
+                continue
+            result = await self.client.result(sub.id)
+            if not result.status.done:
+                continue
+            await self._record_result(sub, result)
+
+    async def _record_result(self, sub: Submission, result: Any) -> None:
+        champion = await self.champion()
+        passed = result.passed
+        status = "official_pass" if passed else "official_fail"
+        points = [
+            {
+                "id": p.id,
+                "passed": p.passed,
+                "error_ratio": p.error_ratio,
+                "time_us": p.time_us,
+                "best_time_us": p.best_time_us,
+                "outcome": p.outcome,
+            }
+            for p in result.points
+        ]
+        data = {
+            "submission_id": sub.id,
+            "candidate_id": sub.candidate_id,
+            "source_sha256": sub.source_sha256,
+            "status": status,
+            "points": points,
+            "prof_sum_us": result.prof_sum_us,
+        }
+        best_prof = (champion[0].result or {}).get("prof_sum_us") if champion else None
+        sota_changed = bool(
+            passed
+            and result.prof_sum_us is not None
+            and (best_prof is None or result.prof_sum_us < best_prof)
+        )
+        async with self.lab.db.writer.begin() as conn:
+            await conn.execute(
+                update(submissions)
+                .where(submissions.c.id == sub.id)
+                .values(status=status, result=data, finished_at=utc_now_iso())
+            )
+        await self.candidates.set_status(self.run_id, sub.candidate_id, status)
+        await self.lab.events.append(
+            self.run_id,
+            "official.result",
+            {**data, "backend": sub.backend, "sota_changed": sota_changed},
+            team=sub.team_id,
+            dedup_key=f"official.result:{sub.id}",
+        )
+        # a correction task for the submitting team, and the news for every team
+        await self.board.post(
+            self.run_id,
+            sender="judger",
+            sender_message_id=f"result:{sub.id}:{sub.team_id}",
+            recipient=sub.team_id,
+            type="feedback",
+            payload={**data, "summary": f"your candidate {sub.candidate_id}: {status}"},
+        )
+        await self.board.post(
+            self.run_id,
+            sender="judger",
+            sender_message_id=f"result:{sub.id}:all",
+            recipient="all",
+            type="feedback",
+            payload={
+                "submission_id": sub.id,
+                "candidate_id": sub.candidate_id,
+                "team": sub.team_id,
+                "status": status,
+                "prof_sum_us": result.prof_sum_us,
+                "sota_changed": sota_changed,
+                "summary": f"{sub.team_id}'s {sub.candidate_id}: {status}",
+            },
+        )

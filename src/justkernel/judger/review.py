@@ -1,0 +1,92 @@
+"""The Judger's independent review of a frozen candidate.
+
+It trusts nothing the team says: it rebuilds the project from the frozen bytes and the
+operator's template, recomputes the source hash and checks it against the receipt, re-runs the
+tree policy (forbidden files unchanged, nothing extra), and reads the diff for what the rules
+forbid. An optional model reviewer reads the diff too; rules always run.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from justkernel.operators import OperatorDefinition
+from justkernel.toolchains.cpu_source import check_tree
+from justkernel.workers.receipts import Receipt
+
+MAX_SOURCE_BYTES = 256 * 1024
+FORBIDDEN_PATTERNS = {
+    r"\basm\b|__asm__": "inline assembly",
+    r"__attribute__\s*\(\(\s*constructor": "a constructor",
+    r"\bsyscall\s*\(": "a raw system call",
+    r"#\s*include\s*<(sys/|unistd\.h|fcntl\.h|dlfcn\.h|pthread\.h)": "an OS header",
+    r"\b(fopen|open|getenv|system|popen|dlopen|mmap|fork|clock_gettime)\s*\(": "an OS call",
+}
+
+
+@dataclass(frozen=True)
+class Review:
+    verdict: str  # accepted | rejected
+    reasons: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    reviewer: str = "rules"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "verdict": self.verdict,
+            "reasons": list(self.reasons),
+            "notes": list(self.notes),
+            "reviewer": self.reviewer,
+        }
+
+
+def rebuild(files: dict[str, bytes], operator: OperatorDefinition, dest: Path) -> Path:
+    """The candidate project: the template with the frozen editable files laid over it."""
+    shutil.copytree(operator.project_dir, dest)
+    for rel, data in files.items():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return dest
+
+
+def review_candidate(
+    files: dict[str, bytes],
+    source_sha256: str,
+    receipt: Receipt | None,
+    operator: OperatorDefinition,
+    *,
+    allow_unverified_precision: bool = False,
+) -> Review:
+    reasons: list[str] = []
+    notes: list[str] = []
+    if receipt is None:
+        reasons.append("no receipt for this source")
+    elif receipt.source_sha256 != source_sha256:
+        reasons.append("the receipt belongs to another source")
+    elif receipt.status != "measured":
+        if allow_unverified_precision and receipt.compile is not None and receipt.compile.ok:
+            notes.append(f"local precision not fully verified ({receipt.status})")
+        else:
+            reasons.append(f"the receipt is {receipt.status}, not measured")
+    with tempfile.TemporaryDirectory(prefix="jk-review-") as tmp:
+        project = rebuild(files, operator, Path(tmp) / "project")
+        tree = check_tree(project, operator)
+    if tree.tree_hash != source_sha256:
+        reasons.append("the frozen bytes do not hash to the candidate's source SHA-256")
+    reasons += [f"tree: {p}" for p in tree.problems]
+    for rel, data in sorted(files.items()):
+        if operator.paths.access(rel) != "editable":
+            reasons.append(f"{rel}: not an editable path")
+        if len(data) > MAX_SOURCE_BYTES:
+            reasons.append(f"{rel}: larger than {MAX_SOURCE_BYTES // 1024} KiB")
+        text = data.decode("utf-8", "replace")
+        code = re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.S)
+        for pattern, what in FORBIDDEN_PATTERNS.items():
+            if re.search(pattern, code):
+                reasons.append(f"{rel}: uses {what}")
+    return Review("rejected" if reasons else "accepted", tuple(reasons), tuple(notes))

@@ -1,0 +1,178 @@
+"""The Judger against a real local judge over HTTP: review, nomination, submission under the
+daily quota (kept across a restart, reset at Shanghai midnight), never the same source twice,
+official results back to every team, and the verified state of the art."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
+from justkernel.judger.candidates import CandidateStore
+from justkernel.judger.judger import Judger, JudgerConfig
+from justkernel.judger.review import review_candidate
+from justkernel.paths import resources_dir
+from justkernel.runtime import LabRuntime
+from justkernel.workers.receipts import Receipt
+from tests.evaluation.support import Clock, judge_in_thread, judge_token, new_judge_dir
+from tests.support.labs import open_folder
+
+PLAYBOOK = resources_dir() / "playbook" / "confusion_mul_grad" / "steps"
+
+
+def _files(step: str | None) -> dict[str, bytes]:
+    from justkernel.operators import load_operator
+
+    project = load_operator().project_dir
+    files = {
+        rel: (project / rel).read_bytes()
+        for rel in ("op_host/cmg_tiling.c", "op_kernel/cmg_kernel.c")
+    }
+    if step is not None:
+        for path in (PLAYBOOK / step).rglob("*"):
+            if path.is_file():
+                files[path.relative_to(PLAYBOOK / step).as_posix()] = path.read_bytes()
+    return files
+
+
+async def _measured(runtime: LabRuntime, files: dict[str, bytes], where: Path) -> Receipt:
+    folder = where / "project"
+    shutil.copytree(runtime.operator.project_dir, folder)
+    for rel, data in files.items():
+        (folder / rel).write_bytes(data)
+    receipt = await runtime.evaluator.evaluate(folder, team="team-001", kind="full")
+    shutil.rmtree(folder)
+    assert receipt.status == "measured", receipt.detail
+    return receipt
+
+
+@pytest.fixture
+def judge_url(tmp_path: Path):  # type: ignore[no-untyped-def]
+    judge_dir = new_judge_dir(open_folder("jk-judger-"))
+    with judge_in_thread(judge_dir) as url:
+        yield url, judge_token(judge_dir)
+
+
+def _client(url: str, token: str) -> HttpJudgeClient:
+    return HttpJudgeClient(JudgeClientConfig(base_url=url, token=token, backend="local"))
+
+
+async def test_judger_submits_within_quota_and_results_reach_every_team(
+    runtime: LabRuntime, judge_url: tuple[str, str], tmp_path: Path
+) -> None:
+    url, token = judge_url
+    run = await runtime.lab.runs.create("judger")
+    scheduler = runtime.scheduler(run.id)
+    teams = [await scheduler.add_team("offline") for _ in range(3)]
+    store = CandidateStore(runtime.lab.db, runtime.lab.events, runtime.lab.blobs)
+    # 23:30 in Shanghai: the quota day turns in half an hour
+    clock = Clock(datetime(2026, 11, 29, 15, 30, tzinfo=UTC))
+    config = JudgerConfig(quota_per_day=2, poll_seconds=0.2)
+
+    def judger() -> Judger:  # a fresh Judger is a restarted lab: all it knows is in the DB
+        return Judger(
+            runtime.lab,
+            run.id,
+            runtime.operator,
+            store,
+            scheduler.board,
+            _client(url, token),
+            config,
+            clock=clock,
+        )
+
+    async def settle(j: Judger) -> None:
+        for _ in range(600):
+            await j.step()
+            if all(s.status != "submitted" for s in await j.submissions()):
+                return
+            await _sleep(0.2)
+        raise AssertionError("the judge never answered")
+
+    for step in (None, "s1_fused_pass", "s2_contiguous_inner_loops"):
+        files = _files(step)
+        receipt = await _measured(runtime, files, tmp_path)
+        await store.freeze(run.id, teams[0].id, files, receipt, commit=None)
+        j = judger()
+        await settle(j)
+
+    subs = await judger().submissions()
+    # baseline and s1 fill today's quota; s2 waits for the new day although it is better
+    assert [s.status for s in subs] == ["official_pass", "official_pass"]
+    assert await judger().used_today() == 2
+    s2 = next(c for c in await store.list(run.id) if c.status == "reviewed")
+    clock.now += timedelta(minutes=31)  # 00:01 in Shanghai
+    j = judger()
+    assert await j.used_today() == 0
+    await settle(j)
+    subs = await j.submissions()
+    assert len(subs) == 3 and subs[-1].candidate_id == s2.id
+    assert subs[-1].day != subs[0].day
+
+    # never the same source twice, even if asked again
+    await j._submit(await store.get(run.id, s2.id))
+    assert len(await j.submissions()) == 3
+
+    events = [e async for e in runtime.lab.events.iter_all(run.id)]
+    results = [e.payload for e in events if e.kind == "official.result"]
+    assert len(results) == 3
+    assert all(len(r["points"]) == 15 and r["prof_sum_us"] for r in results)
+    assert [r["sota_changed"] for r in results] == [True, True, True]  # each beat the last
+    champion = await j.champion()
+    assert champion is not None and champion[1].id == s2.id
+    # every result reached all three teams as feedback; the submitter got its correction task
+    wanted = {r["submission_id"] for r in results}
+    own = await scheduler.board.deliver(run.id, teams[0].id, "check")
+    corrections = [m for m in own if m.recipient == teams[0].id]
+    assert {m.payload["submission_id"] for m in corrections} == wanted
+    assert all(len(m.payload["points"]) == 15 for m in corrections)  # the full per-point data
+    for team in teams[1:]:
+        inbox = await scheduler.board.deliver(run.id, team.id, "check")
+        assert {m.payload["submission_id"] for m in inbox} == {r["submission_id"] for r in results}
+
+
+async def test_review_rejects_tampered_or_forbidden_sources(
+    runtime: LabRuntime, tmp_path: Path
+) -> None:
+    files = _files("s1_fused_pass")
+    receipt = await _measured(runtime, files, tmp_path)
+    ok = review_candidate(files, receipt.source_sha256, receipt, runtime.operator)
+    assert ok.verdict == "accepted", ok.reasons
+    tampered = {**files, "op_kernel/cmg_kernel.c": files["op_kernel/cmg_kernel.c"] + b"\n"}
+    bad = review_candidate(tampered, receipt.source_sha256, receipt, runtime.operator)
+    assert bad.verdict == "rejected"
+    assert any("do not hash" in r for r in bad.reasons)
+    sneaky = {
+        **files,
+        "op_kernel/cmg_kernel.c": b"__attribute__((constructor)) static void f(void){}\n",
+    }
+    worse = review_candidate(sneaky, receipt.source_sha256, receipt, runtime.operator)
+    assert any("constructor" in r for r in worse.reasons)
+    assert (
+        review_candidate(files, receipt.source_sha256, None, runtime.operator).verdict == "rejected"
+    )
+
+
+async def test_every_playbook_step_passes_the_rule_review(runtime: LabRuntime) -> None:
+    """The review must not reject honest optimizations (vector types, unrolling, tiling)."""
+    import re
+
+    from justkernel.judger.review import FORBIDDEN_PATTERNS
+
+    for step in sorted(p.name for p in PLAYBOOK.iterdir()):
+        for rel, data in _files(step).items():
+            text = data.decode()
+            code = re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.S)
+            hits = [
+                what for pattern, what in FORBIDDEN_PATTERNS.items() if re.search(pattern, code)
+            ]
+            assert not hits, (step, rel, hits)
+
+
+async def _sleep(seconds: float) -> None:
+    import asyncio
+
+    await asyncio.sleep(seconds)
