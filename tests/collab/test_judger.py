@@ -8,8 +8,6 @@ import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
-
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
 from justkernel.judger.candidates import CandidateStore
 from justkernel.judger.judger import Judger, JudgerConfig
@@ -17,8 +15,7 @@ from justkernel.judger.review import review_candidate
 from justkernel.paths import resources_dir
 from justkernel.runtime import LabRuntime
 from justkernel.workers.receipts import Receipt
-from tests.evaluation.support import Clock, judge_in_thread, judge_token, new_judge_dir
-from tests.support.labs import open_folder
+from tests.evaluation.support import Clock
 
 PLAYBOOK = resources_dir() / "playbook" / "confusion_mul_grad" / "steps"
 
@@ -47,13 +44,6 @@ async def _measured(runtime: LabRuntime, files: dict[str, bytes], where: Path) -
     shutil.rmtree(folder)
     assert receipt.status == "measured", receipt.detail
     return receipt
-
-
-@pytest.fixture
-def judge_url(tmp_path: Path):  # type: ignore[no-untyped-def]
-    judge_dir = new_judge_dir(open_folder("jk-judger-"))
-    with judge_in_thread(judge_dir) as url:
-        yield url, judge_token(judge_dir)
 
 
 def _client(url: str, token: str) -> HttpJudgeClient:

@@ -16,7 +16,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from justkernel.a2a.policies import (
@@ -293,6 +293,21 @@ class LabBoard:
                 dedup_key=f"a2a.acked:{team_id}:{message_id}",
             )
         return len(ids)
+
+    async def pending(self, run_id: str, team_id: str) -> int:
+        """Messages waiting for `team_id` (not yet delivered)."""
+        async with self._db.reader.connect() as conn:
+            return (
+                await conn.execute(
+                    select(func.count())
+                    .select_from(deliveries)
+                    .where(
+                        deliveries.c.run_id == run_id,
+                        deliveries.c.team_id == team_id,
+                        deliveries.c.status == "pending",
+                    )
+                )
+            ).scalar_one()
 
     async def delivery_states(self, run_id: str, message_id: str) -> dict[str, str]:
         async with self._db.reader.connect() as conn:

@@ -251,18 +251,38 @@ class PlaybookDriver:
             text, calls = self._decide(index, action, history)
         elif kind == "end_turn":
             return AIMessage(content=self._turn_summary(index, step, history), id=call_id(index))
-        else:  # finish
-            best, _ = self.standing(history, index)
-            shown = f"{best:,}" if best is not None else "not measured"
-            return AIMessage(
-                content=f"Playbook complete. Best kept: {shown} est. cycles. {DONE_MARKER}",
-                id=call_id(index),
-            )
+        else:  # finish: a last look at the inbox (acknowledging feedback), then done
+            return self._finish(index, history)
         tool_calls = [
             {"name": name, "args": args, "id": call_id(index, n), "type": "tool_call"}
             for n, (name, args) in enumerate(calls)
         ]
         return AIMessage(content=text, tool_calls=tool_calls, id=call_id(index))
+
+    def _finish(self, index: int, history: History) -> AIMessage:
+        """Each visit after the playbook is over reads the inbox once, then says done; a round
+        number keeps every call id unique, so a team woken by new feedback acknowledges it."""
+        rounds = history.finish_rounds
+        if not history.finish_pending_result:
+            calls = [
+                {
+                    "name": "read_inbox",
+                    "args": {},
+                    "id": call_id(index, rounds),
+                    "type": "tool_call",
+                }
+            ]
+            return AIMessage(
+                content="Reading the inbox before stopping.",
+                tool_calls=calls,
+                id=f"{call_id(index, rounds)}m",
+            )
+        best, _ = self.standing(history, index)
+        shown = f"{best:,}" if best is not None else "not measured"
+        return AIMessage(
+            content=f"Playbook complete. Best kept: {shown} est. cycles. {DONE_MARKER}",
+            id=f"{call_id(index, rounds)}d",
+        )
 
     def _todos(self, done_through: Step | None) -> list[dict[str, str]]:
         todos = [{"content": "Measure the baseline (all cases + cycles)", "status": "completed"}]

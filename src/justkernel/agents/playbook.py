@@ -186,6 +186,8 @@ class History:
     last_index: int = -1
     results: dict[int, dict[str, Any]] = field(default_factory=dict)  # first call of a step
     calls: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
+    finish_rounds: int = 0  # inbox reads made at the final action so far
+    finish_pending_result: bool = False  # the last message is such a read's result
 
     @classmethod
     def read(
@@ -194,8 +196,13 @@ class History:
         parsed_cache: dict[str, dict[str, Any]] | None = None,
     ) -> History:
         history = cls()
+        finish = None
         for message in messages:
+            history.finish_pending_result = False
             if isinstance(message, AIMessage):
+                if message.tool_calls and (message.id or "").endswith("m"):
+                    history.finish_rounds += 1
+                    finish = message.tool_calls[0].get("id")
                 indices = [parse_call_id(c.get("id")) for c in message.tool_calls]
                 indices.append(parse_call_id(message.id))
                 known = [i for i in indices if i is not None]
@@ -212,6 +219,8 @@ class History:
                     history.calls[(index, int(n) if n.isdigit() else 0)] = parsed
                     if n == "0":
                         history.results[index] = parsed
+                    if message.tool_call_id == finish:
+                        history.finish_pending_result = True
         return history
 
 

@@ -166,6 +166,13 @@ class Judger:
                     bars.append(cand.cycles_sum)
         return min(bars) if bars else None
 
+    async def busy(self) -> bool:
+        """Whether results may still come: a candidate waits for review or nomination, or a
+        submission for its result."""
+        if await self.candidates.list(self.run_id, status="frozen"):
+            return True
+        return any(s.status == "submitted" for s in await self.submissions())
+
     async def used_today(self) -> int:
         day = quota_day(self.clock())
         async with self.lab.db.reader.connect() as conn:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -269,6 +270,15 @@ class Scheduler:
     async def _eligible(self, team: Team) -> bool:
         if is_external(team):  # an outside agent acts for it over A2A; nothing to dispatch
             return False
+        woken = (
+            team.status == "done"
+            and team.id not in self._running
+            and self.stopped_reason is None
+            and await self.board.pending(self.run_id, team.id) > 0
+        )
+        if woken:  # news arrived for a team that had finished: let it read them
+            await self.registry.set_status(self.run_id, team.id, "idle", "new messages")
+            return True
         if team.id in self._running or team.status in ("done", "exited"):
             return False
         if asyncio.get_running_loop().time() < self._not_before.get(team.id, 0.0):
@@ -303,8 +313,15 @@ class Scheduler:
             )
             self.governance.budget.settle(reservation, usage.get("total"), usage.get("cost_usd"))
 
-    async def run(self, *, seconds: float | None = None, stop: asyncio.Event | None = None) -> str:
-        """Dispatch turns until time is up, `stop` is set, or no team has work left."""
+    async def run(
+        self,
+        *,
+        seconds: float | None = None,
+        stop: asyncio.Event | None = None,
+        busy: Callable[[], Awaitable[bool]] | None = None,
+    ) -> str:
+        """Dispatch turns until time is up, `stop` is set, or no team has work left (and
+        `busy`, e.g. a Judger waiting for official results, says nothing more will come)."""
         await self.recover()
         await self.lab.events.append(self.run_id, "run.dispatch_started", {"seconds": seconds})
         loop = asyncio.get_running_loop()
@@ -326,7 +343,8 @@ class Scheduler:
                     if self.stopped_reason:
                         reason = self.stopped_reason
                         break
-                    if not self._backing_off():
+                    waiting = busy is not None and await busy()
+                    if not self._backing_off() and not waiting:
                         break
                     await asyncio.sleep(0.5)
                     continue
