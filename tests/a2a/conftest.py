@@ -27,12 +27,8 @@ from starlette.applications import Starlette
 from justkernel.a2a.endpoint import A2AEndpoint, a2a_routes, open_a2a
 from justkernel.a2a.external import Joined, join_external, team_path
 from justkernel.runtime import LabRuntime
-from tests.agents import conftest as team_fixtures
 
-# the team tests' real lab runtime, in a lab folder the sandbox uid can traverse
-shared_lab_dir = team_fixtures.shared_lab_dir
-lab_settings = team_fixtures.lab_settings
-runtime = team_fixtures.runtime
+# the real lab runtime fixtures (`runtime`, `lab_settings`) come from tests/conftest.py
 FIXTURE_KERNEL = Path(__file__).resolve().parents[1] / "fixtures" / "kernels" / "fast_fused_blocked"
 
 
