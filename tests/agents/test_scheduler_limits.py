@@ -174,3 +174,120 @@ async def test_agent_file_tools_cannot_leave_the_workspace(runtime: LabRuntime) 
     harness = (team.workspace / "harness" / "harness.c").read_text()
     assert harness != "int x;"
     assert not (team.workspace.parent / "escape.c").exists()
+
+
+async def test_proposed_cases_are_probe_hypotheses_beside_the_local_ones(
+    runtime: LabRuntime,
+) -> None:
+    proposal = {
+        "id": "wide_row",
+        "input0": [3, 5000],
+        "input1": [3, 5000],
+        "input2": [3, 5000],
+        "dtype": "float32",
+        "axes": [1],
+        "keep_dims": False,
+        "distribution": "positive",
+    }
+    script = [
+        Reply(
+            tool_calls=[
+                ToolCall("propose_local_cases", {"cases": [proposal], "rationale": "wide rows"})
+            ]
+        ),
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "propose_local_cases",
+                    {
+                        "cases": [
+                            {
+                                "id": "bad",
+                                "input0": [2, 3],
+                                "input1": [4, 5],
+                                "input2": [4, 5],
+                                "dtype": "float32",
+                            }
+                        ],
+                        "rationale": "broken",
+                    },
+                )
+            ]
+        ),
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "record_experiment_plan",
+                    {
+                        "failure_evidence": "none",
+                        "hypothesis": "wide rows work",
+                        "change": "none",
+                        "validation_criterion": "probe passes",
+                        "case_ids": ["c01_row_f32"],
+                    },
+                )
+            ]
+        ),
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "simulate_kernel",
+                    {"mode": "probe", "case_ids": ["x_team001_wide_row", "c01_row_f32"]},
+                )
+            ]
+        ),
+        Reply(tool_calls=[ToolCall("list_local_cases", {})]),
+        Reply(text="Checked. [done]"),
+    ]
+    runtime.lab.secrets.set("scripted_key", KEY)
+    async with OpenAIServer(script, api_key=KEY) as server:
+        runtime.presets["scripted"] = scripted_preset(server.base_url)
+        run = await runtime.lab.runs.create("proposals")
+        scheduler = runtime.scheduler(run.id, SchedulerConfig())
+        await scheduler.add_team("scripted")
+        await scheduler.run(seconds=120)
+        tool_results = [
+            json.loads(m["content"])
+            for m in server.chat_bodies[-1]["messages"]
+            if m["role"] == "tool"
+        ]
+    added, refused, _plan, probe, listing = tool_results
+    assert added["added"][0]["id"] == "x_team001_wide_row"
+    assert len(added["added"][0]["input_hash"]) == 64
+    assert added["status"] == "unconfirmed hypothesis"
+    assert "do not broadcast" in refused["error"]
+    assert probe["status"] == "probe_passed" and probe["cases_run"] == 2
+    assert [c["id"] for c in listing["local"]][:1] == ["c01_row_f32"]
+    assert len(listing["local"]) == 15  # the originals are never replaced
+    assert listing["proposed"][0]["status"] == "unconfirmed hypothesis"
+
+
+async def test_a_team_of_members_delegates_to_its_analyst(runtime: LabRuntime) -> None:
+    def members(body: dict[str, Any]) -> Reply:
+        system = json.dumps([m for m in body["messages"] if m["role"] == "system"])
+        if "You analyse receipts" in system:  # the analyst subagent's own conversation
+            return Reply(text="The baseline decodes indices with divisions: fuse the passes.")
+        if _assistant_turns(body) == 0:
+            return Reply(
+                tool_calls=[
+                    ToolCall(
+                        "task",
+                        {"description": "Where are the cycles lost?", "subagent_type": "analyst"},
+                    )
+                ]
+            )
+        return Reply(text="Analyst consulted. [done]")
+
+    runtime.lab.secrets.set("scripted_key", KEY)
+    async with OpenAIServer(members, api_key=KEY) as server:
+        runtime.presets["scripted"] = scripted_preset(server.base_url)
+        run = await runtime.lab.runs.create("members")
+        scheduler = runtime.scheduler(run.id, SchedulerConfig(members=True))
+        await scheduler.add_team("scripted")
+        await scheduler.run(seconds=60)
+        final = server.chat_bodies[-1]["messages"]
+
+    task_result = next(m for m in final if m["role"] == "tool")
+    assert "fuse the passes" in task_result["content"]
+    events = await _kinds(runtime, run.id)
+    assert any(kind == "tool.call" and p["name"] == "task" for kind, _, p in events)

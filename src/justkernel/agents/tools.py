@@ -18,9 +18,10 @@ from typing import Annotated, Any, Literal, Protocol
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 
 from justkernel.events import EventLog
-from justkernel.operators import local_cases, perf_cases
+from justkernel.operators import CaseSpec, local_cases, perf_cases
 from justkernel.store import BlobStore
 from justkernel.teams.experiments import ExperimentBook
+from justkernel.teams.proposed_cases import ProposalError, ProposedCases
 from justkernel.teams.workspace import SCRATCH_DIR, TeamWorkspace
 from justkernel.workers.receipts import Receipt
 
@@ -52,6 +53,9 @@ class TeamContext:
     on_progress: Callable[[str], Awaitable[None]] | None = None
     # called after a measured full simulation: freezes the source for the Judger and shares it
     on_measured: Callable[[Receipt, dict[str, bytes], str], Awaitable[str | None]] | None = None
+    proposed: ProposedCases | None = None  # the team's own probe cases
+    # an evaluator that also knows the proposed cases (for probes that name them)
+    extended_evaluator: Callable[[tuple[CaseSpec, ...]], EvaluatorLike] | None = None
     last_receipt_key: str | None = None
     best_cycles: int | None = None
     receipts: dict[str, Receipt] = field(default_factory=dict)
@@ -61,7 +65,7 @@ class TeamContext:
             await self.on_progress(what)
 
     async def evaluate(
-        self, *, kind: str, case_ids: list[str] | None
+        self, *, kind: str, case_ids: list[str] | None, evaluator: EvaluatorLike | None = None
     ) -> tuple[Receipt, dict[str, bytes]]:
         """Evaluate the candidate part of the workspace (not its notes, skills or git); also
         return its editable files exactly as evaluated, for freezing."""
@@ -73,7 +77,7 @@ class TeamContext:
                 for p in sorted(candidate.rglob("*"))
                 if p.is_file() and policy.access(p.relative_to(candidate).as_posix()) == "editable"
             }
-            receipt = await self.evaluator.evaluate(
+            receipt = await (evaluator or self.evaluator).evaluate(
                 candidate, team=self.team_id, kind=kind, case_ids=case_ids
             )
             return receipt, files
@@ -207,15 +211,19 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
         plan = await ctx.experiments.open_plan(ctx.run_id, ctx.team_id)
         if plan is None:
             return _json({"error": "record_experiment_plan first: no open plan"})
+        evaluator = None
         if mode == "probe":
             ids = list(case_ids or plan.plan.get("case_ids") or [])
-            unknown = [c for c in ids if c not in known_cases]
+            proposed = {c.id: c for c in (ctx.proposed.cases() if ctx.proposed else ())}
+            unknown = [c for c in ids if c not in known_cases and c not in proposed]
             if not ids or unknown:
-                return _json({"error": f"probe needs known local case ids, got {ids}"})
+                return _json({"error": f"probe needs known case ids, unknown: {unknown or ids}"})
+            if any(c in proposed for c in ids) and ctx.extended_evaluator is not None:
+                evaluator = ctx.extended_evaluator(tuple(proposed.values()))
         else:
             ids = None
         snapshot = ctx.workspace.commit(f"experiment {plan.number}: {mode} simulation")
-        receipt, files = await ctx.evaluate(kind=mode, case_ids=ids)
+        receipt, files = await ctx.evaluate(kind=mode, case_ids=ids, evaluator=evaluator)
         ctx.receipts[receipt.job_key] = receipt
         ctx.last_receipt_key = receipt.job_key
         _save_receipt(ctx, receipt)
@@ -300,10 +308,48 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
                 "keep_dims": case.keep_dims,
             }
 
+        proposed = ctx.proposed.load() if ctx.proposed else []
         return _json(
             {
                 "local": [describe(c) for c in local_cases()],
                 "performance": [describe(c) for c in perf_cases()],
+                "proposed": [
+                    {
+                        **describe(CaseSpec.model_validate(p["case"])),
+                        "input_hash": p["input_hash"],
+                        "status": p["status"],
+                    }
+                    for p in proposed
+                ],
+            }
+        )
+
+    @tool
+    async def propose_local_cases(cases: list[dict[str, Any]], rationale: str) -> str:
+        """Add probe cases of your own (up to 10): each {"id", "input0", "input1", "input2"
+        (shapes), "dtype" (float32|float16), "axes", "keep_dims", "distribution"
+        (symmetric|positive)}. They are unconfirmed hypotheses for probes only: the 15 local
+        cases stay the standard and are never replaced."""
+        if ctx.proposed is None:
+            return _json({"error": "proposing cases is not available in this lab"})
+        try:
+            added = ctx.proposed.propose(cases, rationale)
+        except ProposalError as exc:
+            return _json({"error": str(exc)})
+        ids = [a["case"]["id"] for a in added]
+        await ctx.emit(
+            "cases.proposed",
+            {
+                "cases": [a["case"] for a in added],
+                "rationale": rationale,
+                "input_hashes": [a["input_hash"] for a in added],
+            },
+        )
+        return _json(
+            {
+                "added": [{"id": a["case"]["id"], "input_hash": a["input_hash"]} for a in added],
+                "status": "unconfirmed hypothesis",
+                "use": f"simulate_kernel(mode='probe', case_ids={ids})",
             }
         )
 
@@ -313,6 +359,7 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
         simulate_kernel,
         read_simulation_results,
         list_local_cases,
+        propose_local_cases,
     ]
 
 

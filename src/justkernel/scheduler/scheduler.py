@@ -37,8 +37,11 @@ from justkernel.scheduler.limits import ModelCallLimiter, ProviderPaused
 from justkernel.scheduler.watchdog import Watchdog, WatchdogLimits
 from justkernel.settings.models import ModelPreset
 from justkernel.teams.experiments import ExperimentBook
+from justkernel.teams.proposed_cases import ProposedCases
 from justkernel.teams.registry import Team, TeamRegistry
 from justkernel.teams.workspace import TeamWorkspace
+from justkernel.workers.evaluator import Evaluator
+from justkernel.workers.extended import extend_evaluator
 
 log = logging.getLogger("justkernel.scheduler")
 
@@ -180,6 +183,12 @@ class Scheduler:
             return await self._freeze_and_share(team, policy, receipt, files, commit)
 
         ctx.on_measured = measured
+        ctx.proposed = ProposedCases(
+            self.lab.settings.resolved_data_dir / "proposed", self.run_id, team.id, self.operator
+        )
+        if isinstance(self.evaluator, Evaluator):
+            base = self.evaluator
+            ctx.extended_evaluator = lambda extra: extend_evaluator(base, extra)
         if preset.provider == "offline":
             model: Any = OfflinePlaybookModel(
                 seed=team.number, latency_seconds=self.config.offline_latency_seconds
