@@ -1,0 +1,151 @@
+"""An offline tournament with the Judger and a local judge: throughput, freeze-to-result time,
+feedback latency, and the measured value of sharing (half the teams on the `none` policy).
+
+Run: uv run python bench/tournament.py [--teams 4] [--minutes 20]
+Prints candidates evaluated per minute, time from freeze to official result, feedback delivery
+latency to all teams, and best local cycles over time for sharing teams against control teams.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+import uvicorn
+
+from justkernel.evaluation.hidden_cases import load_or_create_hidden_cases
+from justkernel.evaluation.judge_paths import JudgeFolder
+from justkernel.evaluation.judge_server import JudgeConfig, create_judge_app
+from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
+from justkernel.judger.judger import Judger, JudgerConfig
+from justkernel.operators import load_operator
+from justkernel.runtime import open_runtime
+from justkernel.settings.config import Settings
+from justkernel.web.server import bind_socket
+
+
+def _ts(text: str) -> float:
+    return datetime.fromisoformat(text).timestamp()
+
+
+def start_judge(root: Path) -> tuple[str, str]:
+    folder = JudgeFolder.open(root / "judge", work_root=root / "judge-work")
+    load_or_create_hidden_cases(folder.root, load_operator())
+    token = folder.token()
+    app = create_judge_app(JudgeConfig(folder))
+    sock: socket.socket = bind_socket("127.0.0.1", 0)
+    server = uvicorn.Server(uvicorn.Config(app, access_log=False, log_config=None))
+    threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+    return f"http://127.0.0.1:{sock.getsockname()[1]}", token
+
+
+async def tournament(args: argparse.Namespace, root: Path) -> None:
+    url, token = start_judge(root)
+    settings = Settings(data_dir=root / "data", config_dir=root / "config")
+    async with open_runtime(settings) as runtime:
+        run = await runtime.lab.runs.create("bench: tournament")
+        scheduler = runtime.scheduler(run.id)
+        policies = {}
+        for n in range(args.teams):
+            policy = "broadcast-best" if n % 2 == 0 else "none"
+            team = await scheduler.add_team("offline", sharing=policy)
+            policies[team.id] = policy
+        client = HttpJudgeClient(JudgeClientConfig(base_url=url, token=token, backend="local"))
+        judger = Judger(
+            runtime.lab,
+            run.id,
+            runtime.operator,
+            scheduler.candidates,
+            scheduler.board,
+            client,
+            JudgerConfig(poll_seconds=1.0),
+        )
+        stop = asyncio.Event()
+        judging = asyncio.create_task(judger.run(stop))
+        started = time.time()
+        reason = await scheduler.run(seconds=args.minutes * 60, busy=judger.busy)
+        stop.set()
+        await judging
+        wall = time.time() - started
+        events = [e async for e in runtime.lab.events.iter_all(run.id)]
+
+    full = [
+        e
+        for e in events
+        if e.kind == "experiment.receipt" and e.payload["receipt"]["mode"] == "full"
+    ]
+    computed = [e for e in full if not e.payload["receipt"]["cache_hit"]]
+    print(f"{args.teams} offline teams ({reason}) in {wall:.0f} s")
+    print(
+        f"full evaluations: {len(full)} ({len(computed)} computed, the rest cache hits), "
+        f"{60 * len(full) / wall:.1f} per minute"
+    )
+    frozen = {e.payload["candidate_id"]: _ts(e.ts) for e in events if e.kind == "candidate.frozen"}
+    results = [e for e in events if e.kind == "official.result"]
+    delays = [
+        _ts(e.ts) - frozen[e.payload["candidate_id"]]
+        for e in results
+        if e.payload["candidate_id"] in frozen
+    ]
+    if delays:
+        print(
+            f"freeze -> official result: {len(delays)} submissions, "
+            f"median {sorted(delays)[len(delays) // 2]:.1f} s, max {max(delays):.1f} s"
+        )
+    else:
+        print("freeze -> official result: no submission finished")
+    posted = {
+        e.payload["message_id"]: _ts(e.ts)
+        for e in events
+        if e.kind == "a2a.message" and e.payload["type"] == "feedback"
+    }
+    acked = [
+        _ts(e.ts) - posted[e.payload["message_id"]]
+        for e in events
+        if e.kind == "a2a.acked" and e.payload["message_id"] in posted
+    ]
+    if acked:
+        print(
+            f"feedback delivery (post -> acknowledged by the team): {len(acked)} deliveries, "
+            f"median {sorted(acked)[len(acked) // 2]:.1f} s, max {max(acked):.1f} s"
+        )
+    print("best local cycles over time (minutes since start): sharing vs control teams")
+    best: dict[str, int] = {}
+    for e in full:
+        cycles = e.payload["receipt"]["total_est_cycles"]
+        if e.payload["receipt"]["status"] != "measured" or cycles is None:
+            continue
+        if e.team not in best or cycles < best[e.team]:
+            best[e.team] = cycles
+            group = "sharing" if policies[e.team] != "none" else "control"
+            print(f"  {(_ts(e.ts) - started) / 60:6.2f}  {e.team} ({group:7s}) {cycles:>14,}")
+    for group in ("sharing", "control"):
+        mine = [c for t, c in best.items() if (policies[t] != "none") == (group == "sharing")]
+        if mine:
+            print(f"final best, {group}: mean {sum(mine) / len(mine):,.0f}, best {min(mine):,}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--teams", type=int, default=4)
+    parser.add_argument("--minutes", type=float, default=20.0)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="jk-bench-tournament-", dir="/tmp"))
+    root.chmod(0o755)
+    try:
+        asyncio.run(tournament(args, root))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
