@@ -1,63 +1,180 @@
-// Minimal live view: lists runs and streams the selected run's events over SSE.
-const STRINGS = {
-  en: { runs: "Runs", events: "Events", replay: "replay", demo: "simulated", none: "No runs yet." },
-  zh: { runs: "运行", events: "事件", replay: "回放", demo: "模拟数据", none: "还没有运行。" },
-};
-let lang = (localStorage.getItem("lang") || navigator.language || "en").startsWith("zh") ? "zh" : "en";
-let source = null;
+// Boot: language, runs, tabs and header actions. Live, demo and replay all use this one page.
+import * as api from "./js/api.js";
+import { $, $$, h } from "./js/dom.js";
+import { applyI18n, getLang, onLang, setLang, t } from "./js/i18n.js";
+import { LiveView } from "./js/live/live.js";
+import { applyMotion, motionOn, setMotion } from "./js/motion.js";
+import { ReplayPlayer } from "./js/replay.js";
+import { renderConfig } from "./js/config/config.js";
+import { ResultsView } from "./js/results/results.js";
+import { on, simulated, state } from "./js/state.js";
 
-function t(key) { return STRINGS[lang][key]; }
+const live = new LiveView();
+const results = new ResultsView();
+const player = new ReplayPlayer(live);
 
-function applyLanguage() {
-  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
-  document.querySelectorAll("[data-i18n]").forEach((el) => { el.textContent = t(el.dataset.i18n); });
-  document.getElementById("lang").textContent = lang === "zh" ? "English" : "中文";
+function notice(text, good = true) {
+  const box = $("#notice");
+  box.textContent = text;
+  box.className = `notice ${good ? "good" : "bad"}`;
+  box.hidden = !text;
 }
 
-function eventRow(ev) {
-  const li = document.createElement("li");
-  const kind = Object.assign(document.createElement("span"), { className: "kind", textContent: `#${ev.seq} ${ev.kind}` });
-  li.append(kind);
-  if (ev.team) li.append(Object.assign(document.createElement("span"), { className: "team", textContent: ev.team }));
-  li.append(document.createTextNode(JSON.stringify(ev.payload).slice(0, 200)));
-  return li;
+function chip(text, cls = "") {
+  return h("span", { class: `chip ${cls}`, text });
 }
 
-function openRun(run, item) {
-  document.querySelectorAll("#runs li").forEach((el) => el.classList.remove("selected"));
-  item.classList.add("selected");
-  document.getElementById("run-title").textContent = run.name;
-  const list = document.getElementById("events");
-  list.replaceChildren();
-  if (source) source.close();
-  source = new EventSource(`/api/runs/${encodeURIComponent(run.id)}/stream`);
-  source.onmessage = (msg) => {
-    list.prepend(eventRow(JSON.parse(msg.data)));
-    while (list.children.length > 160) list.lastChild.remove();
-  };
+function runLabel(run) {
+  const tags = [t(`mode_${run.mode}`)];
+  if (run.mode !== "demo" && run.meta?.simulated === true) tags.push(t("simulated"));
+  return `${run.name} · ${tags.join(" · ")}`;
 }
+
+function renderHeader() {
+  const run = state.run;
+  const banner = $("#sim-banner");
+  banner.hidden = !simulated();
+  banner.textContent = state.info?.demo || run?.mode === "demo" ? t("simulated_banner") : t("simulated_run_banner");
+  document.body.classList.toggle("simulated", simulated());
+  const badges = [];
+  if (run) {
+    badges.push(chip(t(`mode_${run.mode}`), `mode-${run.mode}`));
+    if (simulated()) badges.push(chip(t("simulated"), "simulated"));
+    if (run.meta?.offline) badges.push(chip(t("offline"), "offline"));
+    const dispatch = state.view?.dispatch;
+    badges.push(chip(dispatch === "running" ? t("dispatch_running") : dispatch === "stopped" ? t("dispatch_stopped") : t("dispatch_none")));
+    if (state.view) badges.push(chip(t("events_count", { n: state.view.last_seq })));
+  }
+  $("#run-badges").replaceChildren(...badges);
+  for (const [id, path] of [["#export-link", "/export"], ["#report-md", "/report.md"], ["#report-html", "/report.html"]]) {
+    const link = $(id);
+    link.hidden = !run;
+    if (run) {
+      link.href = api.runUrl(run.id, path);
+      link.setAttribute("download", "");
+    }
+  }
+  $("#demo-btn").hidden = !state.info?.can_demo;
+  $("#lang-btn").textContent = t("lang_switch");
+}
+
+function renderRunSelect() {
+  const select = $("#run-select");
+  if (!state.runs.length) {
+    select.replaceChildren(h("option", { value: "", text: t("no_runs") }));
+    return;
+  }
+  select.replaceChildren(...state.runs.map((run) => h("option", { value: run.id, title: run.id, text: runLabel(run) })));
+  select.value = state.run?.id ?? "";
+}
+
+let runsSeen = "";
 
 async function loadRuns() {
-  const response = await fetch("/api/runs");
-  if (!response.ok) return;
-  const { runs } = await response.json();
-  const list = document.getElementById("runs");
-  list.replaceChildren();
-  if (!runs.length) list.append(Object.assign(document.createElement("li"), { textContent: t("none") }));
-  for (const run of runs) {
-    const li = document.createElement("li");
-    li.textContent = run.name;
-    if (run.mode !== "live") li.append(Object.assign(document.createElement("span"), { className: "badge", textContent: t(run.mode === "demo" ? "demo" : "replay") }));
-    li.addEventListener("click", () => openRun(run, li));
-    list.append(li);
+  const { runs } = await api.get("/api/runs");
+  state.runs = runs;
+  const seen = runs.map((r) => r.id).join(",");
+  if (seen !== runsSeen || !state.runs.length) renderRunSelect();
+  runsSeen = seen;
+  return runs;
+}
+
+async function selectRun(runId) {
+  const run = await api.get(`/api/runs/${encodeURIComponent(runId)}`);
+  state.run = run;
+  state.view = null;
+  state.teamId = null;
+  history.replaceState(null, "", `#run=${encodeURIComponent(run.id)}`);
+  if (run.mode === "replay") player.enter(run);
+  else player.leave();
+  renderRunSelect();
+  renderHeader();
+  await live.open();
+  renderHeader();
+  if (state.tab === "results") await results.load();
+  if (state.tab === "config") await renderConfig();
+}
+
+async function showTab(tab) {
+  state.tab = tab;
+  $$("[data-tab]").forEach((b) => b.classList.toggle("on", b.dataset.tab === tab));
+  $$("[data-tabpanel]").forEach((p) => { p.hidden = p.dataset.tabpanel !== tab; });
+  if (tab === "results") await results.load();
+  if (tab === "config") await renderConfig();
+}
+
+function preferredRun(runs) {
+  const wanted = new URLSearchParams(location.hash.slice(1)).get("run");
+  if (wanted && runs.some((r) => r.id === wanted)) return wanted;
+  if (state.info?.demo) return runs.find((r) => r.mode === "demo")?.id;
+  return runs[0]?.id;
+}
+
+async function importBundle(file) {
+  notice("…");
+  try {
+    const result = await api.send("POST", `/api/import?name=${encodeURIComponent(file.name)}`, file);
+    await loadRuns();
+    await selectRun(result.run.id);
+    notice(t("import_done", { run: result.run.id }));
+  } catch (err) {
+    notice(err.message, false);
   }
 }
 
-document.getElementById("lang").addEventListener("click", () => {
-  lang = lang === "zh" ? "en" : "zh";
-  localStorage.setItem("lang", lang);
-  applyLanguage();
-  loadRuns();
-});
-applyLanguage();
-loadRuns();
+async function startDemo() {
+  const { run } = await api.send("POST", "/api/demo/start");
+  await loadRuns();
+  await selectRun(run.id);
+  notice(t("demo_started"));
+}
+
+function wire() {
+  $("#run-select").addEventListener("change", (e) => e.target.value && selectRun(e.target.value));
+  $$("[data-tab]").forEach((b) => b.addEventListener("click", () => showTab(b.dataset.tab)));
+  $("#lang-btn").addEventListener("click", () => setLang(getLang() === "zh" ? "en" : "zh"));
+  const motion = $("#motion-toggle");
+  motion.checked = motionOn();
+  motion.addEventListener("change", () => setMotion(motion.checked));
+  $("#import-btn").addEventListener("click", () => $("#import-file").click());
+  $("#import-file").addEventListener("change", (e) => {
+    const [file] = e.target.files;
+    if (file) importBundle(file);
+    e.target.value = "";
+  });
+  $("#demo-btn").addEventListener("click", () => startDemo().catch((err) => notice(err.message, false)));
+  onLang(async () => {
+    renderRunSelect();
+    renderHeader();
+    player.sync();
+    if (state.run) await live.open();
+    if (state.tab === "results") await results.load();
+    if (state.tab === "config") await renderConfig();
+  });
+  on("view", () => renderHeader());
+  on("run-started", async (run) => {
+    await loadRuns();
+    await selectRun(run.id);
+  });
+  on("refresh-view", () => live.refresh());
+  setInterval(async () => {
+    const known = state.runs.length;
+    const runs = await loadRuns().catch(() => state.runs);
+    if (!state.run && runs.length && runs.length !== known) await selectRun(preferredRun(runs));
+  }, 5000);
+}
+
+async function boot() {
+  applyI18n();
+  applyMotion();
+  wire();
+  state.info = await api.get("/api/info");
+  renderHeader();
+  const runs = await loadRuns();
+  const first = preferredRun(runs);
+  if (first) await selectRun(first);
+  await showTab("live");
+  document.body.dataset.ready = "true";
+}
+
+boot().catch((err) => notice(err.message, false));

@@ -1,9 +1,9 @@
 """The working lab: the services of `Lab` plus the evaluator, the worker pool, the model
-presets and the agents' checkpointer, opened and closed together."""
+presets and the agents' checkpointer, opened and closed together. The pool comes from
+`hosts.toml` (`workers.pool_config`): local slots, SSH hosts, a Dask cluster."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -15,14 +15,15 @@ from justkernel.settings.config import Settings
 from justkernel.settings.models import ModelPreset, load_model_presets
 from justkernel.toolchains.cpu import CpuToolchain
 from justkernel.workers.evaluator import Evaluator
-from justkernel.workers.pool import LocalPool
+from justkernel.workers.pool import WorkerPool
+from justkernel.workers.pool_config import build_pool, default_slots
 
 
 @dataclass
 class LabRuntime:
     lab: Lab
     operator: OperatorDefinition
-    pool: LocalPool
+    pool: WorkerPool
     evaluator: Evaluator
     presets: dict[str, ModelPreset]
     checkpointer: Any
@@ -41,8 +42,7 @@ class LabRuntime:
         )
 
 
-def default_slots() -> int:
-    return max(1, min(8, os.cpu_count() or 1))
+__all__ = ["LabRuntime", "default_slots", "open_runtime"]
 
 
 @asynccontextmanager
@@ -51,10 +51,11 @@ async def open_runtime(
 ) -> AsyncIterator[LabRuntime]:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    lab = await open_lab(settings)
     operator = load_operator()
-    pool = LocalPool(slots or default_slots())
-    evaluator = Evaluator(settings, pool, CpuToolchain(operator), lab.blobs)
+    toolchain = CpuToolchain(operator)
+    pool = build_pool(settings, toolchain, local_slots=slots)  # a bad hosts file fails here
+    lab = await open_lab(settings)
+    evaluator = Evaluator(settings, pool, toolchain, lab.blobs)
     presets = load_model_presets(settings.models_local_file)
     checkpoints = settings.resolved_data_dir / "checkpoints.db"
     try:

@@ -25,11 +25,14 @@ def _register() -> None:
         a2a_cmd,
         bundle_cmds,
         check_cmd,
+        demo_cmd,
         evaluate_cmd,
         judge_cmd,
+        report_cmd,
         run_cmd,
         secrets_cmds,
         serve_cmd,
+        worker_cmd,
     )
 
     for module in (
@@ -39,7 +42,10 @@ def _register() -> None:
         bundle_cmds,
         check_cmd,
         secrets_cmds,
+        worker_cmd,
         judge_cmd,
+        demo_cmd,
+        report_cmd,
         a2a_cmd,
     ):
         module.register(app)

@@ -28,6 +28,9 @@ def serve_command(
     allow_remote: Annotated[
         bool, typer.Option("--allow-remote", help="Allow binding off loopback (needs a token).")
     ] = False,
+    demo: Annotated[
+        bool, typer.Option("--demo", help="Also play the bundled demo session (simulated).")
+    ] = False,
 ) -> None:
     """Run the lab server and print the dashboard link (with a one-time token)."""
     overrides: dict[str, object] = {}
@@ -54,6 +57,8 @@ def serve_command(
         args = ["serve", "--host", settings.host, "--port", str(sock.getsockname()[1])]
         if allow_remote:
             args.append("--allow-remote")
+        if demo:
+            args.append("--demo")
         raise typer.Exit(
             supervise(
                 child_command(args),
@@ -71,6 +76,7 @@ def serve_command(
                 open_browser=open_browser,
                 announce=lambda line: typer.echo(line),
                 sock=sock,
+                demo="start" if demo else None,
             )
         )
 

@@ -17,7 +17,7 @@ class BadRequest(ValueError):
     """A query parameter is invalid; answered as 400 with the parameter named."""
 
 
-def _int_param(request: Request, name: str, default: int | None, lo: int, hi: int) -> int | None:
+def int_param(request: Request, name: str, default: int | None, lo: int, hi: int) -> int | None:
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return default
@@ -47,11 +47,20 @@ async def get_run(request: Request) -> Response:
 async def list_events(request: Request) -> Response:
     """A page of events: `after`, `before`, `limit`, `kind` (repeatable), `team`, `order`."""
     lab = _lab(request)
-    run_id = request.path_params["run_id"]
-    await lab.runs.get(run_id)
-    after = _int_param(request, "after", 0, 0, 2**62) or 0
-    before = _int_param(request, "before", None, 1, 2**62)
-    limit = _int_param(request, "limit", 200, 1, MAX_PAGE) or 200
+    run = await lab.runs.get(request.path_params["run_id"])
+    cache = getattr(request.app.state, "responses", None)
+    if cache is None:
+        return await _events_page(request, lab, run.id, run.last_seq)
+    return await cache.answer(
+        request, run.last_seq, lambda: _events_page(request, lab, run.id, run.last_seq)
+    )
+
+
+async def _events_page(request: Request, lab: Lab, run_id: str, last_seq: int) -> Response:
+    """Bounded by `last_seq`, so the page is exactly the answer cached under it."""
+    after = int_param(request, "after", 0, 0, 2**62) or 0
+    before = min(int_param(request, "before", None, 1, 2**62) or 2**62, last_seq + 1)
+    limit = int_param(request, "limit", 200, 1, MAX_PAGE) or 200
     order = request.query_params.get("order", "asc")
     if order not in ("asc", "desc"):
         raise BadRequest("order: must be asc or desc")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -14,8 +18,24 @@ from starlette.staticfiles import StaticFiles
 from justkernel import __version__
 from justkernel.lab import Lab
 from justkernel.paths import resources_dir
-from justkernel.web import api
+from justkernel.teams.registry import UnknownTeam
+from justkernel.web import (
+    api,
+    config_api,
+    control_api,
+    dashboard_api,
+    forms,
+    transfer_api,
+)
 from justkernel.web.auth import SESSION_COOKIE, SESSION_SECONDS, AuthMiddleware, AuthState
+from justkernel.web.control import JudgerControls, RunController
+from justkernel.web.demo import DemoPlayer
+from justkernel.web.judger_controls import FileJudgerControls
+from justkernel.web.response_cache import ResponseCache
+from justkernel.web.security_headers import SecurityHeaders
+from justkernel.web.task_settings import TaskStore
+from justkernel.web.throughput import ReceiptTimes
+from justkernel.web.views import RunViews
 
 
 async def health(_request: Request) -> Response:
@@ -46,19 +66,73 @@ async def bootstrap(request: Request) -> Response:
     return response
 
 
-def create_app(lab: Lab, auth: AuthState, *, web_dir: Path | None = None) -> Starlette:
+def create_app(
+    lab: Lab,
+    auth: AuthState,
+    *,
+    web_dir: Path | None = None,
+    controller: RunController | None = None,
+    judger: JudgerControls | None = None,
+    demo: DemoPlayer | None = None,
+    demo_only: bool = False,
+    start_demo: bool = False,
+) -> Starlette:
+    """The whole web layer around one lab. `controller` drives runs (the full server);
+    `demo_only` is `justkernel demo`: the recorded session, no configuration, no credentials;
+    `start_demo` starts a playback when the server starts (`serve --demo`)."""
     static_dir = web_dir or resources_dir() / "web"
+    views = RunViews(lab.events)
+    if judger is None and not demo_only:
+        judger = FileJudgerControls(
+            lab, views, presets=controller.presets if controller is not None else None
+        )
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        if demo is not None and start_demo:
+            await demo.start()
+        warming = asyncio.create_task(views.warm(lab.runs))
+        try:
+            yield
+        finally:
+            warming.cancel()
+            if demo is not None:
+                await demo.stop()
+            if controller is not None:
+                await controller.close()
+
     routes = [
         Route("/health", health),
         Route("/auth/bootstrap", bootstrap),
         *api.routes,
+        *dashboard_api.routes,
+        *config_api.routes,
+        *control_api.routes,
+        *transfer_api.routes,
         Mount("/", StaticFiles(directory=static_dir, html=True), name="web"),
     ]
+    handlers: dict[Any, Any] = {
+        **api.exception_handlers,
+        **dashboard_api.exception_handlers,
+        **config_api.exception_handlers,
+        **forms.exception_handlers,
+        **transfer_api.exception_handlers,
+        UnknownTeam: control_api.unknown_thing,
+    }
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(AuthMiddleware, auth=auth)],
-        exception_handlers=api.exception_handlers,
+        middleware=[Middleware(SecurityHeaders), Middleware(AuthMiddleware, auth=auth)],
+        exception_handlers=handlers,
+        lifespan=lifespan,
     )
     app.state.lab = lab
     app.state.auth = auth
+    app.state.views = views
+    app.state.receipt_times = ReceiptTimes(lab.blobs)
+    app.state.responses = ResponseCache()
+    app.state.controller = controller
+    app.state.judger = judger
+    app.state.demo = demo
+    app.state.demo_only = demo_only
+    app.state.tasks = None if demo_only else TaskStore(lab.settings.resolved_data_dir)
     return app

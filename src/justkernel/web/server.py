@@ -8,6 +8,7 @@ import logging
 import socket
 import webbrowser
 from collections.abc import Callable
+from typing import Literal
 
 import uvicorn
 
@@ -16,8 +17,11 @@ from justkernel.settings.config import Settings
 from justkernel.settings.redaction import install_log_redaction
 from justkernel.web.app import create_app
 from justkernel.web.auth import AuthState
+from justkernel.web.control import RunController
+from justkernel.web.demo import DemoPlayer, demo_bundle_path
 
 log = logging.getLogger("justkernel.server")
+DemoMode = Literal["only", "start"] | None
 MIN_REMOTE_TOKEN_LENGTH = 24
 
 
@@ -51,8 +55,12 @@ def check_bind(host: str, allow_remote: bool, api_token: str | None) -> None:
 
 def bind_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP matters: asyncio turns Nagle off (TCP_NODELAY) only on accepted
+    # sockets whose proto says TCP; with proto 0 every small answer waited ~40 ms for the
+    # client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.listen(2048)
     sock.set_inheritable(True)
@@ -84,8 +92,13 @@ async def serve(
     open_browser: bool = False,
     announce: Callable[[str], None] = print,
     sock: socket.socket | None = None,
+    demo: DemoMode = None,
+    demo_speed: float = 6.0,
 ) -> None:
-    """Open the lab, bind, print the link, and serve until interrupted."""
+    """Open the lab, bind, print the link, and serve until interrupted.
+
+    `demo="only"` is `justkernel demo` (the recorded session, nothing else); `demo="start"`
+    is `serve --demo` (the full server, playing the demo from the start)."""
     lab = await open_lab(settings)
     auth = AuthState.create(
         settings.config_dir,
@@ -93,7 +106,19 @@ async def serve(
         bootstrap_token=bootstrap_token,
         api_token=settings.api_token,
     )
-    app = create_app(lab, auth)
+    player = (
+        DemoPlayer(lab, speed=demo_speed)
+        if demo is not None or demo_bundle_path().is_file()
+        else None
+    )
+    app = create_app(
+        lab,
+        auth,
+        controller=None if demo == "only" else RunController(lab),
+        demo=player,
+        demo_only=demo == "only",
+        start_demo=demo is not None,
+    )
     sock = sock or bind_socket(settings.host, settings.port)
     port = sock.getsockname()[1]
     config = uvicorn.Config(
@@ -105,6 +130,8 @@ async def serve(
     )
     server = uvicorn.Server(config)
     link = dashboard_link(settings.host, port, auth.bootstrap_token)
+    if demo == "only":
+        announce("JustKernel demo: a recorded session (simulated data, no model, no network)")
     announce(f"JustKernel is serving on http://{settings.host}:{port}")
     announce(f"Open the dashboard: {link}")
     if open_browser:

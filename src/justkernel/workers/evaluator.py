@@ -35,7 +35,9 @@ from justkernel.store.blobs import BlobStore
 from justkernel.toolchains.cpu_source import check_tree, snapshot_tree
 from justkernel.toolchains.protocol import LOCAL_PACK, PERF_PACK, JobSpec, Progress, Toolchain
 from justkernel.workers.cache import ReceiptCache
-from justkernel.workers.pool import Job, JobCancelled, LocalPool, Priority, SlotGrant
+from justkernel.workers.executor import ExecRequest, Executor
+from justkernel.workers.local_executor import LocalExecutor
+from justkernel.workers.pool import Job, JobCancelled, Priority, SlotGrant, WorkerPool
 from justkernel.workers.receipts import JobKind, Receipt, utc_now
 
 CaseSource = Callable[[OperatorDefinition], Sequence[CaseSpec]]
@@ -84,7 +86,7 @@ class Evaluator:
     def __init__(
         self,
         settings: Settings,
-        pool: LocalPool,
+        pool: WorkerPool,
         toolchain: Toolchain,
         blobs: BlobStore,
         *,
@@ -102,6 +104,7 @@ class Evaluator:
             raise ValueError("the toolchain has no operator definition; pass one")
         self.sim_parallelism = sim_parallelism
         self.keep_jobs = keep_jobs
+        self._local = LocalExecutor(toolchain, slots=1)  # runs jobs granted the bare local site
         self._local_cases: CaseSource = (lambda _d: cases.local) if cases else local_cases
         self._perf_cases: CaseSource = (lambda _d: cases.perf) if cases else perf_cases
         data = settings.resolved_data_dir
@@ -222,19 +225,26 @@ class Evaluator:
         priority: Priority,
         notify: Progress,
     ) -> Receipt:
+        request = ExecRequest(spec, src, packs, job_dir / "work", self.sim_parallelism, team)
+
         async def work(grant: SlotGrant) -> Receipt:
-            return await self.toolchain.run(
-                spec,
-                src,
-                packs,
-                job_dir / "work",
-                grant.slot,
-                parallelism=self.sim_parallelism,
-                progress=notify,
-            )
+            executor = grant.executor or self._local
+            return await executor.run(request, grant.slot, grant.device, notify)
+
+        def eligible(executor: Executor | None) -> bool:
+            return executor is None or executor.accepts(spec)
 
         label = f"{spec.kind.value} {spec.source_tree_hash[:12]}"
-        handle = self.pool.submit(Job(team, work, priority=priority, label=label))
+        job = Job(
+            team,
+            work,
+            priority=priority,
+            label=label,
+            perf=spec.kind is JobKind.FULL,  # the cycle simulation is the performance capture
+            eligible=eligible,
+            on_requeue=lambda exc: notify(f"re-queued: {exc}"),
+        )
+        handle = self.pool.submit(job)
         self.submissions += 1
         notify("queued")
         try:

@@ -1,0 +1,88 @@
+// Form building blocks with a message slot under every field: the server refuses invalid
+// input field by field (400 {"errors": {"field": "message"}}) and each message lands here.
+import { h } from "../dom.js";
+import { t } from "../i18n.js";
+
+export function field(name, labelKey, input, hintKey = null) {
+  input.name = name;
+  input.id = input.id || `f-${name}-${Math.random().toString(36).slice(2, 7)}`;
+  return h(
+    "div",
+    { class: "field", dataset: { field: name } },
+    h("label", { for: input.id, text: t(labelKey) }),
+    input,
+    hintKey ? h("small", { class: "hint", text: t(hintKey) }) : null,
+    h("small", { class: "error", dataset: { errorFor: name }, role: "alert" }),
+  );
+}
+
+export function input(type = "text", props = {}) {
+  return h("input", { type, autocomplete: "off", spellcheck: "false", ...props });
+}
+
+export function select(options, value = "", props = {}) {
+  return h(
+    "select",
+    props,
+    options.map(([val, label]) => h("option", { value: val, text: label, selected: val === value })),
+  );
+}
+
+export function showErrors(form, errors) {
+  form.querySelectorAll(".error").forEach((el) => { el.textContent = ""; });
+  form.querySelectorAll(".invalid").forEach((el) => el.classList.remove("invalid"));
+  const general = [];
+  for (const [name, message] of Object.entries(errors || {})) {
+    const slot = form.querySelector(`.error[data-error-for="${CSS.escape(name)}"]`);
+    if (slot) {
+      slot.textContent = message;
+      slot.closest(".field")?.classList.add("invalid");
+    } else {
+      general.push(`${name}: ${message}`);
+    }
+  }
+  const status = form.querySelector(".form-status");
+  if (status) {
+    status.textContent = general.join(" · ");
+    status.classList.toggle("bad", general.length > 0);
+  }
+}
+
+export function formStatus() {
+  return h("p", { class: "form-status", role: "status" });
+}
+
+export function say(form, text, good = true) {
+  const status = form.querySelector(".form-status");
+  if (!status) return;
+  status.textContent = text;
+  status.classList.toggle("bad", !good);
+  status.classList.toggle("good", good);
+}
+
+/** Named inputs to a plain object: checkboxes as booleans, numbers as numbers, "" as unset. */
+export function values(form) {
+  const out = {};
+  form.querySelectorAll("[name]").forEach((el) => {
+    if (el.closest("[data-skip]")) return;
+    if (el.type === "checkbox") out[el.name] = el.checked;
+    else if (el.type === "number") out[el.name] = el.value === "" ? null : Number(el.value);
+    else out[el.name] = el.value;
+  });
+  return out;
+}
+
+/** Submit through `action`; field errors are shown, other failures said once. */
+export async function submit(form, action, done) {
+  showErrors(form, {});
+  try {
+    const result = await action();
+    say(form, t("saved"));
+    if (done) await done(result);
+    return result;
+  } catch (err) {
+    if (err.errors) showErrors(form, err.errors);
+    else say(form, err.message, false);
+    return null;
+  }
+}

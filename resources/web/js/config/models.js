@@ -1,0 +1,72 @@
+// Model connections: the stored presets (a key is shown only as "stored"), a form to add one
+// (the key field is write-only) and a "test connection" button per preset.
+import * as api from "../api.js";
+import { h } from "../dom.js";
+import { t } from "../i18n.js";
+import { field, formStatus, input, say, select, submit, values } from "./form.js";
+import { table } from "../results/tables.js";
+
+async function test(name, out) {
+  out.textContent = t("testing");
+  out.className = "test-result";
+  try {
+    const report = await api.send("POST", `/api/config/models/${encodeURIComponent(name)}/test`);
+    out.textContent = report.message;
+    out.classList.add(report.ok ? "good" : "bad");
+  } catch (err) {
+    out.textContent = err.errors ? Object.values(err.errors).join("; ") : err.message;
+    out.classList.add("bad");
+  }
+}
+
+function list(models) {
+  const rows = models.map((m) => {
+    const out = h("span", { class: "test-result" });
+    return h("tr", { dataset: { model: m.name } },
+      h("td", { class: "mono", text: m.name }),
+      h("td", { text: m.provider }),
+      h("td", { class: "mono", text: m.model }),
+      h("td", { class: "mono", text: m.base_url || "—" }),
+      h("td", { text: m.provider === "offline" ? "—" : m.has_key ? `✓ ${t("key_stored")}` : t("key_missing") }),
+      h("td", { text: m.source }),
+      h("td", {}, h("button", { type: "button", class: "test", text: t("test"), onclick: () => test(m.name, out) }), out));
+  });
+  return table([t("f_name"), t("f_provider"), t("f_model"), t("f_base_url"), t("f_api_key"), t("source"), ""], rows, "models");
+}
+
+function form(data, reload) {
+  const f = h("form", { class: "form grid-form", novalidate: true, id: "model-form" });
+  const efforts = [["", t("unset")], ...data.efforts.map((e) => [e, e])];
+  f.append(
+    h("h3", { text: t("model_form_title") }),
+    field("name", "f_name", input("text", { placeholder: "my-model" })),
+    field("provider", "f_provider", select(data.providers.map((p) => [p, p]), "openai_compatible")),
+    field("model", "f_model", input("text", { placeholder: "qwen3.8-flash" })),
+    field("base_url", "f_base_url", input("url", { placeholder: "https://…/v1" })),
+    field("api_key", "f_api_key", input("password", { autocomplete: "new-password" }), "f_api_key_hint"),
+    field("reasoning_effort", "f_reasoning_effort", select(efforts, "")),
+    field("max_output_tokens", "f_max_output_tokens", input("number", { min: 1 })),
+    field("display_name", "f_display_name", input("text")),
+    h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary", text: t("save") })),
+    formStatus(),
+  );
+  f.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = values(f);
+    const saved = await submit(f, () => api.send("POST", "/api/config/models", body), reload);
+    if (saved) {
+      f.querySelector("[name=api_key]").value = "";
+      say(f, `${t("saved")} ${saved.model.name}`);
+    }
+  });
+  return f;
+}
+
+export async function renderModels(root) {
+  const reload = async () => {
+    const fresh = await api.get("/api/config/models");
+    root.querySelector(".models-list").replaceChildren(list(fresh.models));
+  };
+  const data = await api.get("/api/config/models");
+  root.replaceChildren(h("div", { class: "models-list scroll-x" }, list(data.models)), form(data, reload));
+}

@@ -1,0 +1,163 @@
+// The work log: the latest 160 events of the team (or the Judger) in time order. Reading back
+// (scrolling up) pauses insertion behind a "new events" marker; "follow latest" resumes.
+// Only events that arrive while the page is open animate: not the first load, not a scrub.
+import * as api from "../api.js";
+import { t } from "../i18n.js";
+import { JUDGER_KINDS, renderEvent } from "./eventview.js";
+
+export const KEEP = 160;
+const BOTTOM_SLACK = 24;
+
+export class WorkLog {
+  constructor({ list, earlier, marker, follow, count }) {
+    Object.assign(this, { list, earlier, marker, follow, count });
+    this.runId = null;
+    this.team = "";
+    this.session = "team";
+    this.at = null;
+    this.teamNames = {};
+    this.following = true;
+    this.buffer = [];
+    this.overflowed = false;
+    this.lastSeq = 0;
+    this.generation = 0;
+    this.loading = null;
+    this.duringLoad = [];
+    list.addEventListener("scroll", () => this.onScroll());
+    earlier.addEventListener("click", () => this.loadEarlier());
+    marker.addEventListener("click", () => this.followLatest());
+    follow.addEventListener("click", () => this.followLatest());
+  }
+
+  matches(ev) {
+    if (this.session === "judger") return JUDGER_KINDS.includes(ev.kind);
+    return !this.team || ev.team === this.team;
+  }
+
+  query(extra = {}) {
+    const params = { order: "desc", limit: KEEP, ...extra };
+    if (this.session === "judger") params.kind = JUDGER_KINDS;
+    else if (this.team) params.team = this.team;
+    return params;
+  }
+
+  /** Show the latest page (as of `at` in a replay), without animation. */
+  async reset({ runId, team, session, at, teamNames }) {
+    Object.assign(this, { runId, team: team || "", session, at, teamNames: teamNames || {} });
+    const generation = ++this.generation;
+    this.duringLoad = [];
+    this.buffer = [];
+    this.overflowed = false;
+    this.following = true;
+    const extra = at != null ? { before: at + 1 } : {};
+    this.loading = api.get(api.runUrl(runId, "/events", this.query(extra)));
+    let events = [];
+    try {
+      events = (await this.loading).events.reverse();
+    } catch {
+      events = [];
+    }
+    if (generation !== this.generation) return;
+    this.list.replaceChildren(...events.map((ev) => renderEvent(ev, this.teamNames, false)));
+    this.lastSeq = events.length ? events[events.length - 1].seq : at ?? 0;
+    this.loading = null;
+    this.scrollToEnd();
+    this.updateChrome();
+    const missed = this.duringLoad;
+    this.duringLoad = [];
+    if (missed.length) this.arrive(missed);
+  }
+
+  /** Events that just happened (live stream or replay playback). */
+  arrive(events, { animate = true } = {}) {
+    if (this.loading) {
+      this.duringLoad.push(...events);
+      return;
+    }
+    const fresh = events.filter((ev) => ev.seq > this.lastSeq && this.matches(ev));
+    if (!fresh.length) return;
+    this.lastSeq = fresh[fresh.length - 1].seq;
+    if (!this.following) {
+      this.buffer.push(...fresh);
+      if (this.buffer.length > KEEP) {
+        this.buffer = this.buffer.slice(-KEEP);
+        this.overflowed = true;
+      }
+      this.updateChrome();
+      return;
+    }
+    this.list.append(...fresh.map((ev) => renderEvent(ev, this.teamNames, animate)));
+    this.trim();
+    this.scrollToEnd();
+    this.updateChrome();
+  }
+
+  trim() {
+    while (this.list.children.length > KEEP) this.list.firstElementChild.remove();
+  }
+
+  scrollToEnd() {
+    this.list.scrollTop = this.list.scrollHeight;
+  }
+
+  atBottom() {
+    const { scrollTop, scrollHeight, clientHeight } = this.list;
+    return scrollHeight - scrollTop - clientHeight < BOTTOM_SLACK;
+  }
+
+  onScroll() {
+    if (this.atBottom()) {
+      if (!this.following && !this.buffer.length) {
+        this.following = true;
+        this.trim();
+        this.updateChrome();
+      }
+      return;
+    }
+    if (this.following && this.list.scrollHeight > this.list.clientHeight) {
+      this.following = false;
+      this.updateChrome();
+    }
+  }
+
+  async followLatest() {
+    if (this.overflowed) {
+      await this.reset(this);
+      return;
+    }
+    const pending = this.buffer;
+    this.buffer = [];
+    this.following = true;
+    this.list.append(...pending.map((ev) => renderEvent(ev, this.teamNames, false)));
+    this.trim();
+    this.scrollToEnd();
+    this.updateChrome();
+  }
+
+  async loadEarlier() {
+    const first = this.list.firstElementChild;
+    const before = first ? Number(first.dataset.seq) : this.lastSeq + 1;
+    const { events } = await api.get(api.runUrl(this.runId, "/events", this.query({ before })));
+    if (!events.length) {
+      this.earlier.textContent = t("no_earlier");
+      return;
+    }
+    const height = this.list.scrollHeight;
+    this.following = false;
+    this.list.prepend(...events.reverse().map((ev) => renderEvent(ev, this.teamNames, false)));
+    // show where the earlier records end: reading back, so insertion pauses
+    this.list.scrollTop = Math.max(0, this.list.scrollHeight - height - this.list.clientHeight / 2);
+    this.updateChrome();
+  }
+
+  updateChrome() {
+    const waiting = this.buffer.length;
+    this.marker.hidden = this.following || waiting === 0;
+    this.marker.textContent = `↓ ${t("new_events", { n: waiting + (this.overflowed ? "+" : "") })}`;
+    this.follow.hidden = this.following;
+    this.earlier.textContent = t("earlier");
+    const rows = this.list.children.length;
+    this.count.textContent = rows ? `${rows} · #${this.list.lastElementChild.dataset.seq}` : t("log_empty");
+    this.list.classList.toggle("paused", !this.following);
+  }
+}

@@ -1,0 +1,58 @@
+// Throughput: worker slots as lanes with one bar per evaluation job (from its receipt's start
+// and finish), the queue length over time, and the mean seconds per stage.
+import { h, num, s } from "../dom.js";
+import { t } from "../i18n.js";
+import { table } from "./tables.js";
+
+const STATUS_COLORS = { measured: "#2ca02c", probe_passed: "#7fbf7f", incorrect: "#d62728", compile_failed: "#ff7f0e" };
+
+function ms(ts) {
+  return ts ? Date.parse(ts) : null;
+}
+
+export function throughputPanel(data) {
+  const jobs = data.lanes.flatMap((lane) => lane.jobs);
+  if (!jobs.length) return h("p", { class: "muted", text: t("throughput_empty") });
+  const times = jobs.flatMap((j) => [ms(j.submitted_at), ms(j.started_at), ms(j.finished_at)]).filter((v) => v != null);
+  const t0 = Math.min(...times);
+  const t1 = Math.max(...times, t0 + 1000);
+  const W = 900;
+  const L = 150;
+  const laneH = 20;
+  const queueH = 60;
+  const H = data.lanes.length * laneH + queueH + 40;
+  const x = (v) => L + ((v - t0) / (t1 - t0)) * (W - L - 10);
+  const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, class: "lanes", role: "img", "aria-label": t("throughput_title") });
+  data.lanes.forEach((lane, i) => {
+    const y = 10 + i * laneH;
+    svg.append(s("text", { x: 4, y: y + 13, class: "tick", text: lane.lane }));
+    svg.append(s("line", { x1: L, y1: y + laneH - 2, x2: W - 10, y2: y + laneH - 2, class: "lane-rule" }));
+    for (const job of lane.jobs) {
+      const end = ms(job.finished_at);
+      const start = ms(job.started_at) ?? end;
+      const width = Math.max(2, x(end) - x(start));
+      const stages = Object.entries(job.stages || {}).filter(([, v]) => v != null).map(([k, v]) => `${k} ${v}s`).join(", ");
+      svg.append(s("rect", {
+        x: x(start).toFixed(1), y: y + 2, width: width.toFixed(1), height: laneH - 6, rx: 2,
+        fill: STATUS_COLORS[job.status] || "#888", class: "job", dataset: { team: job.team, status: job.status || "" },
+      }, s("title", { text: `${job.team} · ${job.mode} · ${job.status}${job.cache_hit ? " (cache)" : ""} · ${num(job.cycles)} cycles\n${stages}` })));
+    }
+  });
+  const qy = 10 + data.lanes.length * laneH + 10;
+  const maxQ = Math.max(1, ...data.queue.map((q) => q[1]));
+  svg.append(s("text", { x: 4, y: qy + 14, class: "tick", text: t("queue_length") }));
+  if (data.queue.length) {
+    const pts = [];
+    data.queue.forEach(([ts, n], k) => {
+      const px = x(ms(ts));
+      const py = qy + queueH - (n / maxQ) * (queueH - 10);
+      if (k) pts.push(`${px.toFixed(1)},${pts.at(-1).split(",")[1]}`);
+      pts.push(`${px.toFixed(1)},${py.toFixed(1)}`);
+    });
+    svg.append(s("polyline", { points: pts.join(" "), class: "queue-line", fill: "none" }));
+    svg.append(s("text", { x: L - 6, y: qy + 14, "text-anchor": "end", class: "tick", text: `max ${maxQ}` }));
+  }
+  const means = data.stage_means;
+  const stageTable = table(Object.keys(means), [h("tr", {}, Object.values(means).map((v) => h("td", { text: v == null ? "—" : `${v} s` })))]);
+  return h("div", {}, svg, h("p", { class: "muted small", text: `${t("stage_means")} · ${data.jobs_shown}/${data.jobs_total}` }), stageTable);
+}

@@ -1,0 +1,391 @@
+"""Fold a run's events into its current state: teams, plans, best cycles, usage, the A2A graph,
+the Judger's candidates and official results, and the evaluation jobs.
+
+Only the event log is read (docs/events.md), so a live run, an imported replay and the demo
+fold the same way. `feed` is incremental, and only the kinds in `FOLDED_KINDS` carry state:
+a reader asks the store for those alone (tool calls and returns, two thirds of a log, are never
+read) and then `advance`s to the run's last sequence number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from justkernel.events import Event, EventLog
+from justkernel.reports.judger_fold import JudgerFold
+from justkernel.reports.team_state import Job, TeamState, Usage
+
+READ_PAGE = 2000
+JUDGER_NODE = "judger"
+LAB_NODE = "lab"
+MAX_EDGES = 400  # the most recent edges drawn (100 teams broadcasting make ~10,000 pairs)
+SERIES_LIMIT = 400  # improvements kept per team for the plot (they are rare)
+
+
+@dataclass
+class RunState:
+    """Everything the dashboard and the report show about one run, as of `last_seq`."""
+
+    run_id: str
+    last_seq: int = 0
+    first_ts: str | None = None
+    last_ts: str | None = None
+    teams: dict[str, TeamState] = field(default_factory=dict)
+    dispatch: str | None = None  # running, stopped (None: never dispatched)
+    dispatch_reason: str | None = None
+    edges: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    judger: JudgerFold = field(default_factory=JudgerFold)
+    jobs: list[Job] = field(default_factory=list)
+    providers: dict[str, Usage] = field(default_factory=dict)
+    summary: dict[str, Any] | None = None
+    paused_providers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def candidates(self) -> dict[str, dict[str, Any]]:
+        return self.judger.candidates
+
+    @property
+    def official(self) -> list[dict[str, Any]]:
+        return self.judger.official
+
+    @property
+    def champion(self) -> dict[str, Any] | None:
+        return self.judger.champion
+
+    # -- feeding ----------------------------------------------------------------------------
+    def feed(self, event: Event) -> None:
+        if event.seq <= self.last_seq:
+            return
+        self.last_seq = event.seq
+        self.first_ts = self.first_ts or event.ts
+        self.last_ts = event.ts
+        if event.team is not None:
+            team = self._team(event.team)
+            team.last_seq, team.last_ts = event.seq, event.ts
+        handler = _HANDLERS.get(event.kind)
+        if handler is not None:
+            handler(self, event, event.payload)
+
+    def feed_all(self, events: list[Event]) -> None:
+        for event in events:
+            self.feed(event)
+
+    def advance(self, seq: int) -> None:
+        """Every event up to `seq` was read (only `FOLDED_KINDS` are; others change nothing)."""
+        self.last_seq = max(self.last_seq, seq)
+
+    def _team(self, team_id: str) -> TeamState:
+        team = self.teams.get(team_id)
+        if team is None:
+            team = self.teams[team_id] = TeamState(team_id)
+        return team
+
+    # -- handlers ---------------------------------------------------------------------------
+    def _registered(self, event: Event, p: dict[str, Any]) -> None:
+        team = self._team(event.team or "?")
+        team.display_name = p.get("display_name") or team.id
+        team.model_preset = p.get("model_preset")
+        team.provider = p.get("provider")
+        team.offline = bool(p.get("offline"))
+        team.config = p.get("config") or {}
+        team.baseline_commit = p.get("baseline_commit")
+        team.registered_seq = event.seq
+
+    def _turn(self, event: Event, _p: dict[str, Any]) -> None:
+        team = self._team(event.team or "?")
+        team.running, team.status, team.status_reason = True, "running", None
+
+    def _turn_end(self, event: Event, p: dict[str, Any]) -> None:
+        team = self._team(event.team or "?")
+        team.running = False
+        if not team.exited:
+            team.status, team.status_reason = p.get("status") or "idle", p.get("detail")
+
+    def _paused(self, event: Event, p: dict[str, Any]) -> None:
+        team = self._team(event.team or "?")
+        team.status, team.status_reason = "paused", p.get("reason")
+
+    def _resumed(self, event: Event, _p: dict[str, Any]) -> None:
+        team = self._team(event.team or "?")
+        if not team.exited:
+            team.status, team.status_reason = "idle", None
+
+    def _exited(self, event: Event, p: dict[str, Any]) -> None:
+        team = self._team(event.team or "?")
+        team.exited, team.running = True, False
+        team.status, team.status_reason = "exited", p.get("reason")
+
+    def _dispatch_started(self, _event: Event, _p: dict[str, Any]) -> None:
+        self.dispatch, self.dispatch_reason = "running", None
+
+    def _dispatch_stopped(self, _event: Event, p: dict[str, Any]) -> None:
+        self.dispatch, self.dispatch_reason = "stopped", p.get("reason")
+        for team in self.teams.values():
+            team.running = False
+            if team.status == "running":
+                team.status = "idle"
+
+    def _provider(self, _event: Event, p: dict[str, Any], paused: bool) -> None:
+        name = str(p.get("provider") or "?")
+        if paused:
+            self.paused_providers[name] = str(p.get("reason") or p.get("kind") or "")
+        else:
+            self.paused_providers.pop(name, None)
+
+    def _model_response(self, event: Event, p: dict[str, Any]) -> None:
+        usage, estimated = p.get("usage"), bool(p.get("usage_estimated"))
+        if event.team is not None:
+            self._team(event.team).usage.add(usage, estimated)
+        provider = str(p.get("provider") or "?")
+        self.providers.setdefault(provider, Usage()).add(usage, estimated)
+
+    def _todos(self, event: Event, p: dict[str, Any]) -> None:
+        team = self._team(event.team or "?")
+        team.todos = [t for t in p.get("todos") or [] if isinstance(t, dict)]
+        team.todos_seq = event.seq
+
+    def _source(self, event: Event, _p: dict[str, Any]) -> None:
+        self._team(event.team or "?").source_changes += 1
+
+    def _planned(self, event: Event, p: dict[str, Any]) -> None:
+        team = self._team(event.team or "?")
+        number = int(p.get("experiment") or len(team.experiments) + 1)
+        team.experiments[number] = {
+            "number": number,
+            "seq": event.seq,
+            "ts": event.ts,
+            "hypothesis": p.get("hypothesis"),
+            "change": p.get("change"),
+            "validation_criterion": p.get("validation_criterion"),
+            "failure_evidence": p.get("failure_evidence"),
+            "case_ids": p.get("case_ids") or [],
+            "status": "planned",
+            "receipts": [],
+        }
+
+    def _receipt(self, event: Event, p: dict[str, Any]) -> None:
+        team = self._team(event.team or "?")
+        receipt = p.get("receipt") or {}
+        number = p.get("experiment")
+        blobs = p.get("blobs") or []
+        job = Job(
+            seq=event.seq,
+            ts=event.ts,
+            team=team.id,
+            experiment=number,
+            receipt_id=receipt.get("receipt_id"),
+            mode=receipt.get("mode"),
+            status=receipt.get("status"),
+            cache_hit=bool(receipt.get("cache_hit")),
+            cycles=receipt.get("total_est_cycles"),
+            executor=p.get("executor") or {},
+            blob=blobs[0] if blobs else None,
+        )
+        self.jobs.append(job)
+        brief = {
+            "seq": event.seq,
+            "ts": event.ts,
+            "receipt_id": job.receipt_id,
+            "mode": job.mode,
+            "status": job.status,
+            "cycles": job.cycles,
+            "cases_run": receipt.get("cases_run"),
+            "cases_passed": receipt.get("cases_passed"),
+            "source_sha256": receipt.get("source_sha256"),
+            "commit": p.get("commit"),
+        }
+        if isinstance(number, int):
+            plan = team.experiments.setdefault(
+                number, {"number": number, "status": "planned", "receipts": []}
+            )
+            plan["receipts"].append(brief)
+            if job.mode == "full":
+                plan["status"] = job.status
+        if job.mode == "full" and job.status == "measured" and job.cycles is not None:
+            if team.baseline_cycles is None:
+                team.baseline_cycles = job.cycles
+            if team.best_cycles is None or job.cycles < team.best_cycles:
+                team.best_cycles = job.cycles
+                team.best = {
+                    **brief,
+                    "experiment": number,
+                    "tree_sha256": p.get("tree_sha256"),
+                    "input_packs": p.get("input_packs"),
+                    "executor": job.executor,
+                    "blob": job.blob,
+                    "cycles_by_case": receipt.get("cycles"),
+                }
+                if len(team.series) < SERIES_LIMIT:
+                    team.series.append([event.ts, event.seq, job.cycles])
+
+    def _message(self, event: Event, p: dict[str, Any]) -> None:
+        sender = (
+            event.team
+            or str(p.get("sender") or "")
+            or (JUDGER_NODE if p.get("type") == "feedback" else LAB_NODE)
+        )
+        recipients = p.get("recipients")
+        if not isinstance(recipients, list) or not recipients:
+            to = p.get("to")
+            if to in (None, "all"):
+                recipients = [t for t, s in self.teams.items() if not s.exited and t != sender]
+            else:
+                recipients = [to]
+        kind = str(p.get("type") or "message")
+        for recipient in recipients:
+            if isinstance(recipient, str) and recipient != sender:
+                self._edge(sender, recipient, kind, event, str(p.get("summary") or ""))
+
+    def _edge(self, source: str, target: str, kind: str, event: Event, summary: str) -> None:
+        edge = self.edges.setdefault(
+            (source, target, kind),
+            {"source": source, "target": target, "type": kind, "count": 0},
+        )
+        edge["count"] += 1
+        edge["last_seq"], edge["last_ts"] = event.seq, event.ts
+        edge["summary"] = summary[:200]
+
+    def _frozen(self, event: Event, p: dict[str, Any]) -> None:
+        cand = self.judger.frozen(event, p)
+        if event.team is not None:
+            self._team(event.team).candidates.append(cand["candidate_id"])
+            note = f"frozen {cand['candidate_id']}"
+            self._edge(event.team, JUDGER_NODE, "candidate", event, note)
+
+    def _official(self, event: Event, p: dict[str, Any]) -> None:
+        result = self.judger.result(event, p)
+        if event.team is not None:
+            self._team(event.team).official.append(result)
+
+    def _summary(self, _event: Event, p: dict[str, Any]) -> None:
+        self.summary = p
+
+    # -- views ------------------------------------------------------------------------------
+    def team_list(self) -> list[dict[str, Any]]:
+        return [t.summary() for t in sorted(self.teams.values(), key=_team_order)]
+
+    def graph(self) -> dict[str, Any]:
+        nodes = [
+            {
+                "id": t.id,
+                "label": t.display_name or t.id,
+                "status": t.status,
+                "running": t.running,
+                "offline": t.offline,
+                "best_cycles": t.best_cycles,
+            }
+            for t in sorted(self.teams.values(), key=_team_order)
+            if not t.exited
+        ]
+        known = {n["id"] for n in nodes}
+        exited = {t.id for t in self.teams.values() if t.exited}
+        for special in (JUDGER_NODE, LAB_NODE):
+            if any(special in (e["source"], e["target"]) for e in self.edges.values()):
+                nodes.append({"id": special, "label": special, "status": "idle", "running": False})
+                known.add(special)
+        if self.candidates and JUDGER_NODE not in known:
+            nodes.append(
+                {"id": JUDGER_NODE, "label": JUDGER_NODE, "status": "idle", "running": False}
+            )
+        edges = [
+            e
+            for e in self.edges.values()
+            if e["source"] not in exited and e["target"] not in exited
+        ]
+        edges.sort(key=lambda e: e.get("last_seq") or 0, reverse=True)
+        return {
+            "nodes": nodes,
+            "edges": edges[:MAX_EDGES],
+            "edges_total": len(edges),
+            "last_seq": self.last_seq,
+        }
+
+    def judger_rows(self) -> list[dict[str, Any]]:
+        return self.judger.rows()
+
+    def leaderboard(self) -> list[dict[str, Any]]:
+        rows = []
+        for team in sorted(self.teams.values(), key=_team_order):
+            row = team.summary()
+            rows.append(
+                {
+                    "id": team.id,
+                    "display_name": row["display_name"],
+                    "offline": team.offline,
+                    "exited": team.exited,
+                    "best_official_us": row["best_official_us"],
+                    "latest_official": row["latest_official"],
+                    "best_cycles": team.best_cycles,
+                    "best": team.best,
+                    "baseline_cycles": team.baseline_cycles,
+                }
+            )
+        return rows
+
+    def series(self) -> list[dict[str, Any]]:
+        return [
+            {"team": t.id, "label": t.display_name or t.id, "points": t.series}
+            for t in sorted(self.teams.values(), key=_team_order)
+            if t.series
+        ]
+
+    def usage(self) -> dict[str, Any]:
+        return {
+            "teams": [
+                {"team": t.id, "label": t.display_name or t.id, **t.usage.to_dict()}
+                for t in sorted(self.teams.values(), key=_team_order)
+            ],
+            "providers": [
+                {"provider": name, **u.to_dict()} for name, u in sorted(self.providers.items())
+            ],
+        }
+
+
+def _team_order(team: TeamState) -> tuple[int, str]:
+    return (team.registered_seq or 10**12, team.id)
+
+
+_HANDLERS: dict[str, Any] = {
+    "team.registered": RunState._registered,
+    "team.turn": RunState._turn,
+    "team.turn_end": RunState._turn_end,
+    "team.paused": RunState._paused,
+    "team.resumed": RunState._resumed,
+    "team.exited": RunState._exited,
+    "run.dispatch_started": RunState._dispatch_started,
+    "run.dispatch_stopped": RunState._dispatch_stopped,
+    "run.summary": RunState._summary,
+    "provider.paused": lambda s, e, p: s._provider(e, p, True),
+    "provider.resumed": lambda s, e, p: s._provider(e, p, False),
+    "model.response": RunState._model_response,
+    "todos.updated": RunState._todos,
+    "source.changed": RunState._source,
+    "experiment.planned": RunState._planned,
+    "experiment.receipt": RunState._receipt,
+    "a2a.message": RunState._message,
+    "candidate.frozen": RunState._frozen,
+    "judger.review": lambda s, e, p: s.judger.review(e, p),
+    "judger.nomination": lambda s, e, p: s.judger.nomination(e, p),
+    "judger.approval": lambda s, e, p: s.judger.approval(e, p),
+    "judger.submission": lambda s, e, p: s.judger.submission(e, p),
+    "official.result": RunState._official,
+}
+
+FOLDED_KINDS = tuple(sorted(_HANDLERS))
+
+
+async def fold_into(log: EventLog, state: RunState, upto: int) -> RunState:
+    """Feed `state` the folded kinds after its last event, up to `upto` inclusive."""
+    while state.last_seq < upto:
+        page = await log.read(
+            state.run_id,
+            after=state.last_seq,
+            before=upto + 1,
+            limit=READ_PAGE,
+            kinds=FOLDED_KINDS,
+        )
+        state.feed_all(page)
+        if len(page) < READ_PAGE:
+            state.advance(upto)
+    return state

@@ -1,0 +1,106 @@
+"""The Judger's side of a run, folded from its events: each candidate from frozen through
+review, nomination, human decision and submission to its official results, and the verified
+state of the art. Part of `fold.RunState`, which links candidates and results to teams."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from justkernel.events import Event
+
+Payload = dict[str, Any]
+FROZEN_FIELDS = (
+    "source_sha256", "tree_sha256", "commit", "receipt_key", "cycles_sum", "local_passed"
+)  # fmt: skip
+SUBMISSION_FIELDS = ("submission_id", "backend", "source_sha256", "quota_used", "quota_limit")
+
+
+def record(event: Event, p: Payload, *fields: str) -> dict[str, Any]:
+    """When it happened (seq, ts) and the payload fields named."""
+    return {"seq": event.seq, "ts": event.ts, **{name: p.get(name) for name in fields}}
+
+
+def _order(cand: dict[str, Any]) -> tuple[int, str]:
+    frozen = cand.get("frozen") or {}
+    seqs = [frozen.get("seq")] + [r["seq"] for r in cand["reviews"]]
+    seqs += [r["seq"] for r in cand["results"]] + [r["seq"] for r in cand["submissions"]]
+    first = min((s for s in seqs if isinstance(s, int)), default=10**12)
+    return (first, cand["candidate_id"])
+
+
+@dataclass
+class JudgerFold:
+    candidates: dict[str, dict[str, Any]] = field(default_factory=dict)
+    official: list[dict[str, Any]] = field(default_factory=list)
+    champion: dict[str, Any] | None = None
+
+    def candidate(self, p: Payload, team: str | None = None) -> dict[str, Any]:
+        key = str(p.get("candidate_id") or "?")
+        found = self.candidates.get(key)
+        if found is None:
+            found = self.candidates[key] = {
+                "candidate_id": key,
+                "team": None,
+                "status": "frozen",
+                "frozen": None,
+                "reviews": [],
+                "nomination": None,
+                "approvals": [],
+                "submissions": [],
+                "results": [],
+            }
+        found["team"] = found["team"] or team or p.get("team")
+        return found
+
+    def frozen(self, event: Event, p: Payload) -> dict[str, Any]:
+        cand = self.candidate(p, event.team)
+        cand["frozen"] = record(event, p, *FROZEN_FIELDS)
+        return cand
+
+    def review(self, event: Event, p: Payload) -> None:
+        cand = self.candidate(p)
+        cand["reviews"].append(
+            {**record(event, p, "verdict", "reviewer"), "reasons": p.get("reasons") or []}
+        )
+        cand["status"] = "under_review" if p.get("verdict") == "accepted" else "rejected"
+
+    def nomination(self, event: Event, p: Payload) -> None:
+        cand = self.candidate(p)
+        waiting = bool(p.get("awaiting_approval"))
+        cand["nomination"] = {
+            **record(event, p, "cycles_sum", "champion_cycles"),
+            "awaiting_approval": waiting,
+        }
+        cand["status"] = "awaiting_approval" if waiting else "nominated"
+
+    def approval(self, event: Event, p: Payload) -> None:
+        cand = self.candidate(p)
+        cand["approvals"].append(record(event, p, "decision", "by"))
+        cand["status"] = "approved" if p.get("decision") == "approved" else "rejected"
+
+    def submission(self, event: Event, p: Payload) -> None:
+        cand = self.candidate(p)
+        cand["submissions"].append(record(event, p, *SUBMISSION_FIELDS))
+        cand["status"] = "submitted"
+
+    def result(self, event: Event, p: Payload) -> dict[str, Any]:
+        result = {
+            **record(event, p, "submission_id", "candidate_id", "source_sha256", "status"),
+            "team": event.team,
+            "points": [pt for pt in p.get("points") or [] if isinstance(pt, dict)],
+            "prof_sum_us": p.get("prof_sum_us"),
+            "sota_changed": bool(p.get("sota_changed")),
+        }
+        self.official.append(result)
+        if p.get("candidate_id") is not None:
+            cand = self.candidate(p, event.team)
+            cand["results"].append(result)
+            cand["status"] = result["status"] or cand["status"]
+        if result["sota_changed"] and result["status"] == "official_pass":
+            self.champion = result
+        return result
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Candidates in the order they were frozen (or first seen)."""
+        return sorted(self.candidates.values(), key=_order)

@@ -1,0 +1,282 @@
+"""The run report: the goal, the best candidates with their receipts and diffs against the
+baseline, official results per point, the Judger's decisions and approvals, and the
+cycles-over-time plot — each figure with the receipt or event it comes from.
+
+Everything comes from the event log (and, for a diff, the team's git workspace when this lab
+still has it); a figure the log does not hold is shown as missing, never as 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+from typing import Any, Literal
+
+from justkernel.lab import Lab
+from justkernel.reports.document import (
+    Banner,
+    Code,
+    Document,
+    Figure,
+    Section,
+    Table,
+    to_html,
+    to_markdown,
+)
+from justkernel.reports.fold import RunState, fold_into
+from justkernel.reports.svg import cycles_plot
+from justkernel.reports.team_state import TeamState
+from justkernel.store import Run
+
+BEST_SHOWN = 3
+DIFF_LIMIT = 20000
+EDITABLE = ("op_host", "op_kernel")
+
+
+async def fold_run(lab: Lab, run_id: str) -> RunState:
+    run = await lab.runs.get(run_id)
+    return await fold_into(lab.events, RunState(run_id), run.last_seq)
+
+
+def _num(value: int | float | None) -> str | None:
+    return None if value is None else f"{value:,}"
+
+
+def _gain(team: TeamState) -> str | None:
+    if team.best_cycles is None or not team.baseline_cycles:
+        return None
+    return f"{(1 - team.best_cycles / team.baseline_cycles) * 100:.1f} %"
+
+
+def _git_diff(workspace: Path, base: str, head: str) -> str | None:
+    if not (workspace / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(workspace), "diff", f"{base}..{head}", "--", *EDITABLE],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out if len(out) <= DIFF_LIMIT else out[:DIFF_LIMIT] + "\n… (clipped)\n"
+
+
+async def _recorded_diff(lab: Lab, run_id: str, team: str, upto: int) -> str | None:
+    """The last source change the team logged before its best receipt (a fallback)."""
+    last = None
+    async for event in lab.events.iter_all(run_id):
+        if event.seq > upto:
+            break
+        if event.kind == "source.changed" and event.team == team:
+            last = event.payload.get("diff")
+    return last
+
+
+def _goal(run: Run, state: RunState) -> Section:
+    meta = run.meta
+    lines = [
+        f"Run `{run.id}` ({run.name}), mode {run.mode}, created {run.created_at}.",
+        "Goal: the fewest estimated cycles (sum over the performance cases) with every local "
+        "case within the precision standard; officially, the lowest prof_sum on the hidden "
+        "cases. Local and official results are kept apart: a local pass is not an official one.",
+        f"Teams: {len(state.teams)}; model: {meta.get('model', '—')}; "
+        f"task mode: {meta.get('mode', '—')}; events: {state.last_seq}.",
+    ]
+    blocks: list[Any] = []
+    if run.mode == "demo" or meta.get("simulated") is True:
+        blocks.append(Banner("Simulated data: this run is a demo or a recording, not a contest."))
+    if meta.get("offline") or any(t.offline for t in state.teams.values()):
+        blocks.append(Banner("Offline model: teams were driven by the scripted playbook."))
+    return Section("Goal", blocks + lines)
+
+
+def _teams(state: RunState) -> Section:
+    rows = [
+        [
+            t.display_name or t.id,
+            t.model_preset,
+            ("offline" if t.offline else t.provider),
+            t.status,
+            _num(t.baseline_cycles),
+            _num(t.best_cycles),
+            _gain(t),
+            (t.best or {}).get("receipt_id"),
+            len(t.experiments),
+            t.usage.calls,
+            _num(t.usage.total) + (" (est.)" if t.usage.estimated else "")
+            if t.usage.total is not None
+            else None,
+        ]
+        for t in sorted(state.teams.values(), key=lambda t: (t.registered_seq or 0, t.id))
+    ]
+    header = ["team", "model", "provider", "status", "baseline cycles", "best cycles", "gain"]
+    header += ["best receipt", "experiments", "model calls", "tokens"]
+    return Section("Teams", [Table(header, rows)])
+
+
+async def _best(lab: Lab, run: Run, state: RunState) -> Section:
+    ranked = sorted(
+        (t for t in state.teams.values() if t.best_cycles is not None),
+        key=lambda t: t.best_cycles or 0,
+    )[:BEST_SHOWN]
+    section = Section("Best candidates (local receipts)")
+    if not ranked:
+        section.blocks.append("No team has a measured receipt yet.")
+        return section
+    source_run = str(run.meta.get("source_run_id") or run.id)
+    for rank, team in enumerate(ranked, start=1):
+        best = team.best or {}
+        section.blocks.append(
+            f"{rank}. {team.display_name or team.id}: {_num(team.best_cycles)} estimated cycles "
+            f"(baseline {_num(team.baseline_cycles)}, gain {_gain(team) or '—'}), receipt "
+            f"{best.get('receipt_id')}, event #{best.get('seq')}."
+        )
+        executor = best.get("executor") or {}
+        packs = best.get("input_packs") or {}
+        rows = [
+            ["receipt", best.get("receipt_id")],
+            ["source SHA-256", best.get("source_sha256")],
+            ["tree SHA-256", best.get("tree_sha256")],
+            ["commit", best.get("commit")],
+            ["experiment", best.get("experiment")],
+            ["cases passed", f"{best.get('cases_passed')} of {best.get('cases_run')}"],
+            [
+                "executor",
+                f"{executor.get('host')}/{executor.get('worker')}/slot {executor.get('slot')}",
+            ],
+            ["toolchain", f"{executor.get('toolchain_id')} {executor.get('toolchain_version')}"],
+            ["input packs", ", ".join(f"{k}={v}" for k, v in packs.items())],
+        ]
+        for case, cycles in (best.get("cycles_by_case") or {}).items():
+            rows.append([f"cycles {case}", _num(cycles)])
+        section.blocks.append(Table(["field", "value"], rows))
+        workspace = lab.settings.workspaces_dir / source_run / team.id
+        diff = None
+        if team.baseline_commit and best.get("commit"):
+            diff = await asyncio.to_thread(
+                _git_diff, workspace, team.baseline_commit, str(best["commit"])
+            )
+        if diff is not None:
+            section.blocks.append(
+                f"Diff against the baseline ({team.baseline_commit} → "
+                f"{best.get('commit')}), op_host/ and op_kernel/:"
+            )
+            section.blocks.append(Code(diff or "(no change)", "diff"))
+            continue
+        recorded = await _recorded_diff(lab, run.id, team.id, int(best.get("seq") or 0))
+        section.blocks.append(
+            "The team's workspace is not in this lab; shown is the last source change the team "
+            "logged before this receipt (`source.changed`), not the whole diff from the baseline."
+        )
+        section.blocks.append(Code(recorded or "(no source change was logged)", "diff"))
+    return section
+
+
+def _official(state: RunState) -> Section:
+    section = Section("Official results per point")
+    if not state.official:
+        section.blocks.append("No official result yet.")
+        return section
+    rows = []
+    for result in state.official:
+        for point in result["points"] or [{}]:
+            rows.append(
+                [
+                    result.get("submission_id"),
+                    result.get("candidate_id"),
+                    result.get("team"),
+                    (result.get("source_sha256") or "")[:16] or None,
+                    point.get("id"),
+                    {True: "pass", False: "fail"}.get(point.get("passed")),
+                    point.get("error_ratio"),
+                    point.get("time_us"),
+                    point.get("best_time_us"),
+                    result.get("status"),
+                    f"#{result['seq']}",
+                ]
+            )
+    header = ["submission", "candidate", "team", "source SHA-256", "point", "result"]
+    header += ["error ratio", "time (µs)", "best time (µs)", "status", "event"]
+    section.blocks.append(Table(header, rows))
+    if state.champion:
+        champ = state.champion
+        section.blocks.append(
+            f"Verified SOTA: submission {champ.get('submission_id')} of {champ.get('team')}, "
+            f"prof_sum {champ.get('prof_sum_us')} µs (event #{champ.get('seq')})."
+        )
+    return section
+
+
+def _judger(state: RunState) -> Section:
+    section = Section("Judger decisions and approvals")
+    rows = []
+    for cand in state.judger_rows():
+        frozen = cand.get("frozen") or {}
+        reviews = "; ".join(
+            f"{r.get('verdict')} by {r.get('reviewer')}: {', '.join(map(str, r['reasons']))}"
+            for r in cand["reviews"]
+        )
+        nomination = cand.get("nomination") or {}
+        approvals = "; ".join(f"{a.get('decision')} by {a.get('by')}" for a in cand["approvals"])
+        submissions = ", ".join(str(s.get("submission_id")) for s in cand["submissions"])
+        rows.append(
+            [
+                cand["candidate_id"],
+                cand.get("team"),
+                _num(frozen.get("cycles_sum")),
+                reviews or None,
+                ("awaiting approval" if nomination.get("awaiting_approval") else "nominated")
+                if nomination
+                else None,
+                approvals or None,
+                submissions or None,
+                cand.get("status"),
+            ]
+        )
+    if not rows:
+        section.blocks.append("The Judger has not frozen a candidate in this run.")
+        return section
+    header = ["candidate", "team", "cycles", "review", "nomination", "approval", "submissions"]
+    section.blocks.append(Table([*header, "status"], rows))
+    return section
+
+
+async def build_document(lab: Lab, run_id: str, *, plot_file: str | None = None) -> Document:
+    run = await lab.runs.get(run_id)
+    state = await fold_run(lab, run_id)
+    plot = Section(
+        "Best cycles over time",
+        [
+            Figure(
+                cycles_plot(state.series()),
+                "Best measured estimated cycles per team (local receipts) over time",
+                plot_file,
+            )
+        ],
+    )
+    return Document(
+        f"JustKernel run report — {run.name}",
+        [
+            _goal(run, state),
+            _teams(state),
+            await _best(lab, run, state),
+            plot,
+            _official(state),
+            _judger(state),
+        ],
+    )
+
+
+async def build_report(
+    lab: Lab, run_id: str, fmt: Literal["md", "html"] | str, *, plot_file: str | None = None
+) -> str:
+    doc = await build_document(lab, run_id, plot_file=plot_file)
+    return to_html(doc) if fmt == "html" else to_markdown(doc)
+
+
+def plot_svg(state: RunState) -> str:
+    return cycles_plot(state.series())

@@ -1,0 +1,197 @@
+"""Configuration endpoints: model connections, worker hosts and the Judger's settings.
+
+Keys and passwords are write-only: they go straight into the encrypted secrets store, and
+answers say only whether one is stored (`has_key`), never what it is. Every refusal names the
+field (`400 {"errors": {...}}`). The demo server refuses every change (403).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from justkernel.lab import Lab
+from justkernel.settings import redaction
+from justkernel.settings.models import ModelPreset, load_model_presets, save_local_preset
+from justkernel.web.forms import FormErrors, json_body, parse_model
+from justkernel.web.hosts_config import delete_host, list_hosts, save_host
+
+PROVIDERS = ["offline", "openai", "deepseek", "qwen", "openai_compatible"]
+EFFORTS = ["minimal", "low", "medium", "high"]
+# providers with a built-in base URL (agents.providers.DEFAULT_BASE_URLS); others need one
+HAS_DEFAULT_URL = {"offline", "openai", "deepseek"}
+MAX_KEY = 4096
+
+
+class DemoRefused(PermissionError):
+    """The demo plays a recording: it changes nothing and reads no credentials."""
+
+
+def _lab(request: Request) -> Lab:
+    return request.app.state.lab
+
+
+def refuse_in_demo(request: Request) -> None:
+    if request.app.state.demo_only:
+        raise DemoRefused("the demo plays a recorded session; configuration is disabled")
+
+
+def _preset_view(preset: ModelPreset, local: set[str], stored: set[str]) -> dict[str, Any]:
+    return {
+        **preset.model_dump(mode="json"),
+        "source": "local" if preset.name in local else "public",
+        "has_key": preset.api_key_secret in stored if preset.api_key_secret else False,
+    }
+
+
+def _local_names(lab: Lab) -> set[str]:
+    path = lab.settings.models_local_file
+    if not path.is_file():
+        return set()
+    return set((tomllib.loads(path.read_text(encoding="utf-8")).get("models") or {}).keys())
+
+
+async def list_models(request: Request) -> Response:
+    lab = _lab(request)
+    if request.app.state.demo_only:
+        return JSONResponse({"models": [], "providers": PROVIDERS, "efforts": EFFORTS})
+    presets = load_model_presets(lab.settings.models_local_file)
+    stored = set(lab.secrets.names())
+    local = _local_names(lab)
+    return JSONResponse(
+        {
+            "models": [_preset_view(p, local, stored) for p in presets.values()],
+            "providers": PROVIDERS,
+            "efforts": EFFORTS,
+        }
+    )
+
+
+def _clean(form: dict[str, Any]) -> dict[str, Any]:
+    """Empty inputs mean "not set"; numbers arrive as text from a form."""
+    out: dict[str, Any] = {}
+    for key, value in form.items():
+        if isinstance(value, str):
+            value = value.strip()
+        if value in ("", None):
+            continue
+        out[key] = value
+    return out
+
+
+def validate_model_form(form: dict[str, Any], stored: set[str]) -> tuple[ModelPreset, str | None]:
+    """The preset to save and the key to store (None: keep the stored one)."""
+    body = _clean(form)
+    key = body.pop("api_key", None)
+    if key is not None and (not isinstance(key, str) or len(key) > MAX_KEY):
+        raise FormErrors({"api_key": f"must be text of at most {MAX_KEY} characters"})
+    provider = body.get("provider")
+    if provider not in (None, "offline") and "api_key_secret" not in body:
+        body["api_key_secret"] = f"{body.get('name', 'model')}_api_key"[:64]
+    preset = parse_model(ModelPreset, body)
+    errors: dict[str, str] = {}
+    if preset.provider not in HAS_DEFAULT_URL and not preset.base_url:
+        errors["base_url"] = f"provider {preset.provider} needs a base URL"
+    needs_key = preset.provider not in ("offline", "openai_compatible")
+    if needs_key and key is None and preset.api_key_secret not in stored:
+        errors["api_key"] = "enter the API key (it is stored encrypted, never shown again)"
+    if preset.provider == "offline" and key is not None:
+        errors["api_key"] = "the offline model takes no key"
+    if errors:
+        raise FormErrors(errors)
+    return preset, key
+
+
+async def save_model(request: Request) -> Response:
+    refuse_in_demo(request)
+    lab = _lab(request)
+    form = await json_body(request)
+    preset, key = validate_model_form(form, set(lab.secrets.names()))
+    if key is not None and preset.api_key_secret:
+        lab.secrets.set(preset.api_key_secret, key)
+    save_local_preset(lab.settings.models_local_file, preset)
+    stored = set(lab.secrets.names())
+    return JSONResponse({"model": _preset_view(preset, _local_names(lab), stored)})
+
+
+async def test_model(request: Request) -> Response:
+    refuse_in_demo(request)
+    lab = _lab(request)
+    presets = load_model_presets(lab.settings.models_local_file)
+    name = request.path_params["name"]
+    if name not in presets:
+        raise FormErrors({"name": f"no model preset {name!r}"})
+    preset = presets[name]
+    if preset.provider == "offline":
+        return JSONResponse(
+            {"preset": name, "ok": True, "message": f"{name}: the offline model needs no test"}
+        )
+    from justkernel.agents.provider_check import test_connection
+
+    report = await test_connection(preset, lab.secrets, request_timeout=20.0)
+    body = report.to_dict()
+    body.pop("error", None)
+    body["message"] = redaction.scrub(body["message"])
+    body["reply"] = redaction.scrub(body["reply"]) if body.get("reply") else body.get("reply")
+    return JSONResponse(body)
+
+
+async def get_workers(request: Request) -> Response:
+    lab = _lab(request)
+    hosts = [] if request.app.state.demo_only else list_hosts(lab.settings.hosts_file)
+    task = request.app.state.tasks.load() if request.app.state.tasks else None
+    return JSONResponse(
+        {
+            "hosts": hosts,
+            "local_slots": task.slots if task else None,
+            "hosts_file": str(lab.settings.hosts_file),
+        }
+    )
+
+
+async def save_worker_host(request: Request) -> Response:
+    refuse_in_demo(request)
+    lab = _lab(request)
+    host = save_host(lab.settings.hosts_file, lab.secrets, await json_body(request))
+    return JSONResponse({"host": host})
+
+
+async def delete_worker_host(request: Request) -> Response:
+    refuse_in_demo(request)
+    lab = _lab(request)
+    if not delete_host(lab.settings.hosts_file, request.path_params["name"]):
+        raise FormErrors({"name": f"no host {request.path_params['name']!r}"})
+    return JSONResponse({"deleted": request.path_params["name"]})
+
+
+async def get_judger(request: Request) -> Response:
+    controls = request.app.state.judger
+    return JSONResponse({"settings": controls.settings() if controls else None})
+
+
+async def put_judger(request: Request) -> Response:
+    refuse_in_demo(request)
+    controls = request.app.state.judger
+    return JSONResponse({"settings": controls.update(await json_body(request))})
+
+
+async def demo_refused(_request: Request, exc: Exception) -> Response:
+    return JSONResponse({"error": "demo", "detail": str(exc)}, status_code=403)
+
+
+routes = [
+    Route("/api/config/models", list_models, methods=["GET"]),
+    Route("/api/config/models", save_model, methods=["POST"]),
+    Route("/api/config/models/{name}/test", test_model, methods=["POST"]),
+    Route("/api/config/workers", get_workers, methods=["GET"]),
+    Route("/api/config/workers/hosts", save_worker_host, methods=["POST"]),
+    Route("/api/config/workers/hosts/{name}", delete_worker_host, methods=["DELETE"]),
+    Route("/api/config/judger", get_judger, methods=["GET"]),
+    Route("/api/config/judger", put_judger, methods=["PUT"]),
+]
+
+exception_handlers = {DemoRefused: demo_refused}

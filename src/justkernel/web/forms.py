@@ -1,0 +1,68 @@
+"""Field-by-field validation answers: a refused form is `400 {"errors": {"field": "message"}}`,
+so the page can put each message under the field it is about."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+MAX_BODY = 256 * 1024
+
+
+class FormErrors(ValueError):
+    """One or more fields are invalid; `errors` maps field name to message."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+        self.errors = errors
+
+
+class Conflict(RuntimeError):
+    """The request is valid but not now (a run is already dispatching, say): 409."""
+
+
+def field_errors(exc: ValidationError, prefix: str = "") -> dict[str, str]:
+    errors: dict[str, str] = {}
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "form"
+        message = str(err["msg"]).removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        errors.setdefault(prefix + loc, message)
+    return errors
+
+
+def parse_model(model: type[BaseModel], data: Any, prefix: str = "") -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise FormErrors(field_errors(exc, prefix)) from None
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if len(raw) > MAX_BODY:
+        raise FormErrors({"form": f"the request is over {MAX_BODY // 1024} KiB"})
+    try:
+        data = json.loads(raw or b"{}")
+    except ValueError:
+        raise FormErrors({"form": "the request body is not JSON"}) from None
+    if not isinstance(data, dict):
+        raise FormErrors({"form": "expected a JSON object"})
+    return data
+
+
+async def form_errors(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, FormErrors)
+    return JSONResponse({"error": "invalid", "errors": exc.errors}, status_code=400)
+
+
+async def conflict(_request: Request, exc: Exception) -> Response:
+    return JSONResponse({"error": "conflict", "detail": str(exc)}, status_code=409)
+
+
+exception_handlers = {FormErrors: form_errors, Conflict: conflict}

@@ -1,0 +1,72 @@
+"""The task the dashboard starts: single main team or multi-team, which model per team and per
+member, time limit and worker slots. Kept as JSON in the data folder so a reload shows it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from justkernel.web.forms import FormErrors, parse_model
+
+MAX_TEAMS = 100  # the registry's limit per run
+
+
+class TeamPlan(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(default="offline", min_length=1, max_length=64)
+    members: dict[Literal["analyst", "developer", "reviewer"], str] = Field(default_factory=dict)
+
+
+class TaskSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(default="dashboard run", min_length=1, max_length=200)
+    mode: Literal["single", "multi"] = "single"
+    teams: list[TeamPlan] = Field(default_factory=lambda: [TeamPlan()], min_length=1)
+    members: bool = False
+    minutes: float | None = Field(default=None, gt=0, le=7 * 24 * 60)
+    slots: int | None = Field(default=None, ge=1, le=8)
+    model_calls: int = Field(default=4, ge=1, le=64)
+
+
+def validate_task(data: Any, presets: set[str]) -> TaskSettings:
+    """The settings, or FormErrors naming each bad field (`teams.0.model`, ...)."""
+    task = parse_model(TaskSettings, data)
+    errors: dict[str, str] = {}
+    if task.mode == "single" and len(task.teams) != 1:
+        errors["teams"] = "single main team mode runs exactly one team"
+    if len(task.teams) > MAX_TEAMS:
+        errors["teams"] = f"at most {MAX_TEAMS} teams"
+    for index, team in enumerate(task.teams):
+        if team.model not in presets:
+            errors[f"teams.{index}.model"] = f"unknown model preset {team.model!r}"
+        for role, model in team.members.items():
+            if model not in presets:
+                errors[f"teams.{index}.members.{role}"] = f"unknown model preset {model!r}"
+    if errors:
+        raise FormErrors(errors)
+    return task
+
+
+class TaskStore:
+    """`DATA_DIR/dashboard/task.json`, replaced atomically."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / "dashboard" / "task.json"
+
+    def load(self) -> TaskSettings:
+        try:
+            return TaskSettings.model_validate_json(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return TaskSettings()
+
+    def save(self, task: TaskSettings) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps(task.model_dump(mode="json"), indent=1), encoding="utf-8")
+        os.replace(tmp, self.path)

@@ -1,0 +1,85 @@
+"""Record the bundled demo session: a real offline run of a few teams, exported as a session
+bundle marked simulated, written to `resources/demo/session.jkbundle`.
+
+    uv run python tools/record_demo.py [--teams 3] [--seconds 150] [--output PATH]
+
+It needs the full embedded lab (gcc, valgrind, bubblewrap) because the run is real: the offline
+playbook model drives the teams through real compiles and cycle simulations. Playing the demo
+afterwards (`justkernel demo`) needs none of that. The data folder is a fresh temporary one
+(world-traversable, as the sandbox user requires) and is removed at the end; nothing is read
+from the developer's .env, data or secrets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import tempfile
+from pathlib import Path
+
+from justkernel.events.bundle_export import export_run
+from justkernel.runtime import open_runtime
+from justkernel.scheduler.scheduler import SchedulerConfig
+from justkernel.scheduler.summary import RunFigures
+from justkernel.settings.config import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUTPUT = ROOT / "resources" / "demo" / "session.jkbundle"
+MAX_BYTES = 5 * 1024 * 1024
+
+
+async def record(teams: int, seconds: float, output: Path, folder: Path) -> None:
+    settings = Settings(
+        _env_file=None,  # type: ignore[call-arg]
+        data_dir=folder / "data",
+        config_dir=folder / "config",
+        database_url=None,
+        api_token=None,
+        hosts_file=folder / "hosts.toml",
+        models_local_file=folder / "models.local.toml",
+    )
+    async with open_runtime(settings, slots=2) as runtime:
+        run = await runtime.lab.runs.create(
+            "Offline tournament (recorded)",
+            meta={
+                "model": "offline",
+                "teams": teams,
+                "mode": "multi-team" if teams > 1 else "single main team",
+                "offline": True,
+                "simulated": True,
+                "recorded_by": "tools/record_demo.py",
+            },
+        )
+        scheduler = runtime.scheduler(run.id, SchedulerConfig())
+        for _ in range(teams):
+            await scheduler.add_team("offline")
+        reason = await scheduler.run(seconds=seconds)
+        figures = RunFigures(run.id)
+        await figures.catch_up(runtime.lab.events)
+        await figures.refresh(scheduler.registry, scheduler.experiments)
+        summary = {"reason": reason, **figures.to_dict()}
+        await runtime.lab.events.append(run.id, "run.summary", summary)
+        result = await export_run(runtime.lab, run.id, output, overwrite=True)
+    size = result.size
+    print(f"recorded {result.event_count} events, {result.blob_count} blobs: {output} ({size:,} B)")
+    if size > MAX_BYTES:
+        raise SystemExit(f"the demo session is over {MAX_BYTES:,} bytes; record fewer seconds")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--teams", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=150.0)
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="jk-demo-record-", dir="/tmp"))
+    folder.chmod(0o755)
+    try:
+        asyncio.run(record(args.teams, args.seconds, args.output.absolute(), folder))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
