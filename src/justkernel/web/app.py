@@ -16,6 +16,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from justkernel import __version__
+from justkernel.a2a.endpoint import A2AEndpoint, a2a_routes
 from justkernel.lab import Lab
 from justkernel.paths import resources_dir
 from justkernel.teams.registry import UnknownTeam
@@ -76,6 +77,7 @@ def create_app(
     demo: DemoPlayer | None = None,
     demo_only: bool = False,
     start_demo: bool = False,
+    a2a: A2AEndpoint | None = None,
 ) -> Starlette:
     """The whole web layer around one lab. `controller` drives runs (the full server);
     `demo_only` is `justkernel demo`: the recorded session, no configuration, no credentials;
@@ -109,6 +111,7 @@ def create_app(
         *config_api.routes,
         *control_api.routes,
         *transfer_api.routes,
+        *(a2a_routes(a2a) if a2a is not None else []),
         Mount("/", StaticFiles(directory=static_dir, html=True), name="web"),
     ]
     handlers: dict[Any, Any] = {
@@ -121,7 +124,11 @@ def create_app(
     }
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(SecurityHeaders), Middleware(AuthMiddleware, auth=auth)],
+        middleware=[
+            Middleware(SecurityHeaders),
+            # /a2a/ checks each team's own bearer token itself
+            Middleware(AuthMiddleware, auth=auth, open_prefixes=("/a2a/",) if a2a else ()),
+        ],
         exception_handlers=handlers,
         lifespan=lifespan,
     )

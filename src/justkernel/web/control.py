@@ -85,6 +85,11 @@ class RunController:
             stack, self._stack, self._runtime = self._stack, None, None
             await stack.aclose()
 
+    async def evaluator(self) -> Any:
+        """The lab's evaluator (opening the runtime on first use): A2A submissions go through
+        the same pool, cache and receipts as the teams' own."""
+        return (await self._open_runtime(None)).evaluator
+
     def presets(self) -> set[str]:
         return set(load_model_presets(self.lab.settings.models_local_file))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import socket
@@ -12,6 +13,7 @@ from typing import Literal
 
 import uvicorn
 
+from justkernel.a2a.endpoint import open_a2a
 from justkernel.lab import open_lab
 from justkernel.settings.config import Settings
 from justkernel.settings.redaction import install_log_redaction
@@ -111,32 +113,40 @@ async def serve(
         if demo is not None or demo_bundle_path().is_file()
         else None
     )
-    app = create_app(
-        lab,
-        auth,
-        controller=None if demo == "only" else RunController(lab),
-        demo=player,
-        demo_only=demo == "only",
-        start_demo=demo is not None,
-    )
-    sock = sock or bind_socket(settings.host, settings.port)
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app,
-        log_level=settings.log_level,
-        timeout_keep_alive=75,
-        access_log=False,
-        log_config=None,
-    )
-    server = uvicorn.Server(config)
-    link = dashboard_link(settings.host, port, auth.bootstrap_token)
-    if demo == "only":
-        announce("JustKernel demo: a recorded session (simulated data, no model, no network)")
-    announce(f"JustKernel is serving on http://{settings.host}:{port}")
-    announce(f"Open the dashboard: {link}")
-    if open_browser:
-        asyncio.get_running_loop().call_later(0.5, webbrowser.open, link)
+    controller = None if demo == "only" else RunController(lab)
     try:
-        await server.serve(sockets=[sock])
+        async with contextlib.AsyncExitStack() as stack:
+            a2a = None
+            if controller is not None:  # outside agents join as teams over A2A (not the demo)
+                a2a = await stack.enter_async_context(open_a2a(lab, controller.evaluator))
+            app = create_app(
+                lab,
+                auth,
+                controller=controller,
+                demo=player,
+                demo_only=demo == "only",
+                start_demo=demo is not None,
+                a2a=a2a,
+            )
+            sock = sock or bind_socket(settings.host, settings.port)
+            port = sock.getsockname()[1]
+            config = uvicorn.Config(
+                app,
+                log_level=settings.log_level,
+                timeout_keep_alive=75,
+                access_log=False,
+                log_config=None,
+            )
+            server = uvicorn.Server(config)
+            link = dashboard_link(settings.host, port, auth.bootstrap_token)
+            if demo == "only":
+                announce(
+                    "JustKernel demo: a recorded session (simulated data, no model, no network)"
+                )
+            announce(f"JustKernel is serving on http://{settings.host}:{port}")
+            announce(f"Open the dashboard: {link}")
+            if open_browser:
+                asyncio.get_running_loop().call_later(0.5, webbrowser.open, link)
+            await server.serve(sockets=[sock])
     finally:
         await lab.close()
