@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from justkernel.operators import OperatorDefinition
+from justkernel.teams.workspace import editable_tree_sha256
 
 IGNORED_DIRS = (".git", "build")  # top-level folders that are never part of a candidate
 MAX_FILE_BYTES = 1 << 20  # an editable source file larger than this is refused
@@ -71,13 +72,9 @@ def template_files(definition: OperatorDefinition) -> dict[str, str]:
 
 
 def tree_hash(root: Path, rel_paths: list[str]) -> str:
-    """SHA-256 over `path NUL size NUL content` of each file, paths sorted."""
-    digest = hashlib.sha256()
-    for rel in sorted(rel_paths):
-        data = (root / rel).read_bytes()
-        digest.update(f"{rel}\0{len(data)}\0".encode())
-        digest.update(data)
-    return digest.hexdigest()
+    """The source hash of these files under `root` (see `editable_tree_sha256`): the one
+    identity receipts, frozen candidates and judge bundles all share."""
+    return editable_tree_sha256({rel: (root / rel).read_bytes() for rel in rel_paths})
 
 
 def check_tree(root: Path, definition: OperatorDefinition) -> TreeCheck:
