@@ -24,7 +24,8 @@ from justkernel.evaluation.hidden_cases import load_or_create_hidden_cases
 from justkernel.evaluation.judge_paths import JudgeFolder
 from justkernel.evaluation.judge_server import JudgeConfig, create_judge_app
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
-from justkernel.judger.judger import Judger, JudgerConfig
+from justkernel.judger.judger import Judger
+from justkernel.judger.settings import JudgerSettings
 from justkernel.operators import load_operator
 from justkernel.runtime import open_runtime
 from justkernel.settings.config import Settings
@@ -67,7 +68,7 @@ async def tournament(args: argparse.Namespace, root: Path) -> None:
             scheduler.candidates,
             scheduler.board,
             client,
-            JudgerConfig(poll_seconds=1.0),
+            JudgerSettings(poll_seconds=1.0),
         )
         stop = asyncio.Event()
         judging = asyncio.create_task(judger.run(stop))

@@ -1,5 +1,6 @@
-"""Record the bundled demo session: a real offline run of a few teams, exported as a session
-bundle marked simulated, written to `resources/demo/session.jkbundle`.
+"""Record the bundled demo session: a real offline run of a few teams with the Judger and the
+local judge (reviews, nominations, submissions, official results per point), exported as a
+session bundle marked simulated, written to `resources/demo/session.jkbundle`.
 
     uv run python tools/record_demo.py [--teams 3] [--seconds 150] [--output PATH]
 
@@ -38,6 +39,9 @@ async def record(teams: int, seconds: float, output: Path, folder: Path) -> None
         api_token=None,
         hosts_file=folder / "hosts.toml",
         models_local_file=folder / "models.local.toml",
+        judge="local",
+        judge_dir=None,
+        judge_url=None,
     )
     async with open_runtime(settings, slots=2) as runtime:
         run = await runtime.lab.runs.create(
@@ -54,7 +58,14 @@ async def record(teams: int, seconds: float, output: Path, folder: Path) -> None
         scheduler = runtime.scheduler(run.id, SchedulerConfig())
         for _ in range(teams):
             await scheduler.add_team("offline")
-        reason = await scheduler.run(seconds=seconds)
+        client = await runtime.judge_client()  # the local judge, started in the temp folder
+        assert client is not None
+        judger = runtime.judger(scheduler, client)
+        stop_judging = asyncio.Event()
+        judging = asyncio.create_task(judger.run(stop_judging))
+        reason = await scheduler.run(seconds=seconds, busy=judger.busy)
+        stop_judging.set()
+        await judging
         figures = RunFigures(run.id)
         await figures.catch_up(runtime.lab.events)
         await figures.refresh(scheduler.registry, scheduler.experiments)

@@ -1,14 +1,20 @@
 """The working lab: the services of `Lab` plus the evaluator, the worker pool, the model
 presets and the agents' checkpointer, opened and closed together. The pool comes from
-`hosts.toml` (`workers.pool_config`): local slots, SSH hosts, a Dask cluster."""
+`hosts.toml` (`workers.pool_config`): local slots, SSH hosts, a Dask cluster. The judge client
+(and the local judge process behind it) opens on first use: a lab that only evaluates never
+starts a judge."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
+from justkernel.evaluation.connect import connect_judge
+from justkernel.evaluation.protocol import EvaluationClient
+from justkernel.judger.settings import JudgerSettingsFile
 from justkernel.lab import Lab, open_lab
 from justkernel.operators import OperatorDefinition, load_operator
 from justkernel.settings.config import Settings
@@ -27,10 +33,18 @@ class LabRuntime:
     evaluator: Evaluator
     presets: dict[str, ModelPreset]
     checkpointer: Any
+    resources: AsyncExitStack = field(default_factory=AsyncExitStack)
+    _judge: tuple[EvaluationClient | None] | None = None
+    _judge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def judger_settings(self) -> JudgerSettingsFile:
+        return JudgerSettingsFile(self.lab.settings.resolved_data_dir)
 
     def scheduler(self, run_id: str, config: Any = None) -> Any:
         from justkernel.scheduler.scheduler import Scheduler
 
+        settings = self.judger_settings
         return Scheduler(
             self.lab,
             run_id,
@@ -39,7 +53,26 @@ class LabRuntime:
             self.presets,
             self.checkpointer,
             config,
+            freeze_unverified=lambda: settings.current().freezes_unverified,
         )
+
+    async def judge_client(self) -> EvaluationClient | None:
+        """The Judger's client per `JUSTKERNEL_JUDGE` (None when off), opened once; a local
+        judge started for it stops when the runtime closes."""
+        async with self._judge_lock:
+            if self._judge is None:
+                client = await self.resources.enter_async_context(
+                    connect_judge(self.lab.settings, self.lab.secrets)
+                )
+                self._judge = (client,)
+            return self._judge[0]
+
+    def judger(self, scheduler: Any, client: EvaluationClient) -> Any:
+        """The run's Judger, on the scheduler's board and candidates, reading the shared
+        settings file before every pass."""
+        from justkernel.judger.session import build_judger
+
+        return build_judger(self, scheduler, client)
 
 
 __all__ = ["LabRuntime", "default_slots", "open_runtime"]
@@ -60,7 +93,9 @@ async def open_runtime(
     checkpoints = settings.resolved_data_dir / "checkpoints.db"
     try:
         async with AsyncSqliteSaver.from_conn_string(str(checkpoints)) as saver:
-            yield LabRuntime(lab, operator, pool, evaluator, presets, saver)
+            runtime = LabRuntime(lab, operator, pool, evaluator, presets, saver)
+            async with runtime.resources:
+                yield runtime
     finally:
         await pool.close()
         await lab.close()

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
 from justkernel.judger.candidates import CandidateStore
-from justkernel.judger.judger import Judger, JudgerConfig
+from justkernel.judger.judger import Judger
 from justkernel.judger.review import review_candidate
+from justkernel.judger.settings import JudgerSettings
 from justkernel.paths import resources_dir
 from justkernel.runtime import LabRuntime
 from justkernel.workers.receipts import Receipt
@@ -60,7 +61,7 @@ async def test_judger_submits_within_quota_and_results_reach_every_team(
     store = CandidateStore(runtime.lab.db, runtime.lab.events, runtime.lab.blobs)
     # 23:30 in Shanghai: the quota day turns in half an hour
     clock = Clock(datetime(2026, 11, 29, 15, 30, tzinfo=UTC))
-    config = JudgerConfig(quota_per_day=2, poll_seconds=0.2)
+    config = JudgerSettings(quota_per_day=2, poll_seconds=0.2)
 
     def judger() -> Judger:  # a fresh Judger is a restarted lab: all it knows is in the DB
         return Judger(

@@ -9,7 +9,8 @@ import asyncio
 import contextlib
 
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
-from justkernel.judger.judger import Judger, JudgerConfig
+from justkernel.judger.judger import Judger
+from justkernel.judger.settings import JudgerSettings
 from justkernel.runtime import LabRuntime, open_runtime
 from justkernel.settings.config import Settings
 
@@ -25,7 +26,7 @@ def _judger(runtime: LabRuntime, run_id: str, scheduler, url: str, token: str) -
         scheduler.candidates,
         scheduler.board,
         client,
-        JudgerConfig(poll_seconds=0.5),
+        JudgerSettings(poll_seconds=0.5),
     )
 
 

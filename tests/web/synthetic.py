@@ -190,6 +190,42 @@ def judger_events(candidate: str, awaiting: str) -> list[NewEvent]:
     return events
 
 
+async def awaiting_candidate(lab: Lab, run_id: str, candidate_id: str, team: str) -> None:
+    """The candidate row the Judger keeps for a nomination that waits for a human (what
+    `judger_events` logs for `awaiting`), so a decision acts on the Judger's own state."""
+    from sqlalchemy import insert
+
+    from justkernel.store.runs import utc_now_iso
+    from justkernel.store.schema import candidates
+
+    now = utc_now_iso()
+    async with lab.db.writer.begin() as conn:
+        await conn.execute(
+            insert(candidates).values(
+                run_id=run_id,
+                id=candidate_id,
+                team_id=team,
+                source_sha256=sha("second"),
+                archive_blob=lab.blobs.put(b"{}"),
+                commit=None,
+                receipt_key=sha("receipt-second"),
+                cycles_sum=610_000_000,
+                local_passed=True,
+                status="awaiting_approval",
+                review=None,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+
+
+async def candidate_status(lab: Lab, run_id: str, candidate_id: str) -> str:
+    from justkernel.judger.candidates import CandidateStore
+
+    store = CandidateStore(lab.db, lab.events, lab.blobs)
+    return (await store.get(run_id, candidate_id)).status
+
+
 async def write_run(lab: Lab, name: str, events: list[NewEvent], **meta: Any) -> str:
     run = await lab.runs.create(name, meta=meta)
     await lab.events.append_many(run.id, events)

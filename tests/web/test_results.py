@@ -1,7 +1,7 @@
 """Results in a real browser, from events written into the store: the Judger → candidate →
-official result table for every point, a human approval that becomes a `judger.approval`
-event, the leaderboard, the plot, usage as reported; event text stays text; and the log's
-160-row window with "earlier records"."""
+official result table for every point, a human approval that moves the Judger's candidate to
+"approved" and becomes a `judger.approval` event, the leaderboard, the plot, usage as
+reported; event text stays text; and the log's 160-row window with "earlier records"."""
 
 from __future__ import annotations
 
@@ -11,16 +11,27 @@ from playwright.sync_api import Page, expect
 from justkernel.events import NewEvent
 from tests.support.server import RunningServer
 from tests.web.conftest import open_dashboard, screenshot
-from tests.web.synthetic import in_lab, judger_events, sha, write_run
+from tests.web.synthetic import (
+    awaiting_candidate,
+    candidate_status,
+    in_lab,
+    judger_events,
+    sha,
+    write_run,
+)
 
 
 def test_judger_table_leaderboard_and_a_human_approval(
     page: Page, server: RunningServer, api: httpx.Client, lab_dir
 ) -> None:
     events = judger_events("cand-aaa", "cand-bbb")
-    run_id = in_lab(
-        lab_dir / "data", lab_dir / "config", lambda lab: write_run(lab, "judger table", events)
-    )
+
+    async def write(lab):  # type: ignore[no-untyped-def]
+        run_id = await write_run(lab, "judger table", events)
+        await awaiting_candidate(lab, run_id, "cand-bbb", "team-002")
+        return run_id
+
+    run_id = in_lab(lab_dir / "data", lab_dir / "config", write)
     open_dashboard(page, server.base_url, run_id)
     page.click("[data-tab=results]")
 
@@ -55,6 +66,13 @@ def test_judger_table_leaderboard_and_a_human_approval(
     ]
     again = api.post(f"/api/runs/{run_id}/candidates/cand-bbb/approve")
     assert again.status_code == 409  # decided once, never twice
+    assert "approved_pending, not awaiting approval" in again.json()["detail"]
+    status = in_lab(
+        lab_dir / "data", lab_dir / "config", lambda lab: candidate_status(lab, run_id, "cand-bbb")
+    )
+    assert status == "approved_pending"  # the Judger submits it on its next pass
+    unknown = api.post(f"/api/runs/{run_id}/candidates/cand-zzz/approve")
+    assert unknown.status_code == 400 and "cand-zzz" in unknown.json()["errors"]["candidate_id"]
 
     # event text is shown as text: the hostile payload creates no element and runs nothing
     page.click("[data-tab=live]")

@@ -4,10 +4,20 @@ The agent gets the built-in file tools and the todo list (confined to the worksp
 `WorkspaceBackend`), the lab tools (`build_tools`), the skills copied into the workspace, the
 observer middleware (events, limits, watchdog) and a checkpointer keyed by the team's thread,
 so a restarted lab resumes every team where it was.
+
+A team may have members (analyst, developer, reviewer): Deep Agents subagents the team's model
+delegates to with the `task` tool. A member runs on the preset the team's config chose for it
+(`member_models`: role → preset name), else on the team's model. An `offline` choice also means
+the team's model: the offline model plays a whole team's playbook (plans, edits, simulations),
+which is no member's job and would rewrite the shared workspace behind the team's back. Each
+member has an observer of its own (a subagent does not inherit the team's middleware), so its
+model calls take the same budget, model-call slots and usage events as the team's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -24,9 +34,11 @@ from langchain_core.language_models import BaseChatModel
 from justkernel.agents.backend import WorkspaceBackend
 from justkernel.agents.board_tools import BoardAccess, build_board_tools
 from justkernel.agents.observer import Governance, TeamObserver
-from justkernel.agents.offline import OFFLINE_PROVIDER
+from justkernel.agents.offline import OFFLINE_PROVIDER, OfflinePlaybookModel
+from justkernel.agents.providers import build_chat_model
 from justkernel.agents.tools import TeamContext, build_tools
 from justkernel.settings.models import ModelPreset
+from justkernel.settings.secrets import SecretsStore
 from justkernel.teams.workspace import SKILLS_DIR
 
 SYSTEM_PROMPT = """You are {team_name}, an engineering team optimizing the {operator} kernel of \
@@ -61,7 +73,57 @@ MEMBERS = [
     },
 ]
 
+MEMBER_ROLES = tuple(m["name"] for m in MEMBERS)
+
 FORBIDDEN_WRITES = ["/include/**", "/harness/**", "/Makefile", "/skills/**", "/spec.md"]
+
+
+@dataclass(frozen=True)
+class PresetModel:
+    """A preset and the chat model built from it: what one agent of a team talks to."""
+
+    preset: ModelPreset
+    model: BaseChatModel
+
+
+def chat_model(
+    preset: ModelPreset,
+    secrets: SecretsStore,
+    *,
+    seed: int = 0,
+    offline_latency_seconds: float = 0.0,
+) -> BaseChatModel:
+    """The one place a preset becomes a chat model: the offline playbook (`seed` picks the
+    route, so teams differ) or an OpenAI-compatible client (ProviderConfigError when the
+    preset cannot be built, e.g. its key is not stored)."""
+    if preset.provider == "offline":
+        return OfflinePlaybookModel(seed=seed, latency_seconds=offline_latency_seconds)
+    return build_chat_model(preset, secrets)
+
+
+def _check_role(role: str) -> None:
+    if role not in MEMBER_ROLES:
+        raise ValueError(f"unknown member role {role!r} (one of {', '.join(MEMBER_ROLES)})")
+
+
+def member_presets(
+    choices: Mapping[str, str] | None, presets: Mapping[str, ModelPreset]
+) -> dict[str, ModelPreset]:
+    """The presets a team's config chose for its members (role → preset name), checked.
+
+    An unknown role or preset is a ValueError that names it. Offline choices are left out: such
+    a member runs on the team's model (see the module docstring).
+    """
+    chosen: dict[str, ModelPreset] = {}
+    for role, name in (choices or {}).items():
+        _check_role(role)
+        preset = presets.get(name)
+        if preset is None:
+            known = ", ".join(sorted(presets))
+            raise ValueError(f"member {role!r}: unknown model preset {name!r} (known: {known})")
+        if preset.provider != "offline":
+            chosen[role] = preset
+    return chosen
 
 
 @cache
@@ -84,6 +146,28 @@ def provider_key(preset: ModelPreset) -> str:
     return OFFLINE_PROVIDER if preset.provider == "offline" else preset.provider
 
 
+def _member_specs(
+    observer: TeamObserver, team_preset: ModelPreset, chosen: Mapping[str, PresetModel]
+) -> list[dict[str, Any]]:
+    """One subagent spec per member: its own model when one was chosen (else Deep Agents gives
+    it the team's) and its own observer, on the preset that actually serves it."""
+    for role in chosen:
+        _check_role(role)
+    specs: list[dict[str, Any]] = []
+    for member in MEMBERS:
+        role = member["name"]
+        choice = chosen.get(role)
+        preset = choice.preset if choice is not None else team_preset
+        spec: dict[str, Any] = {
+            **member,
+            "middleware": [observer.member_observer(role, preset, provider_key(preset))],
+        }
+        if choice is not None:
+            spec["model"] = choice.model
+        specs.append(spec)
+    return specs
+
+
 def build_team_agent(
     ctx: TeamContext,
     model: BaseChatModel,
@@ -93,11 +177,17 @@ def build_team_agent(
     *,
     team_name: str,
     members: bool = False,
+    member_models: Mapping[str, PresetModel] | None = None,
     board: BoardAccess | None = None,
 ) -> tuple[Any, TeamObserver]:
-    """The compiled agent of one team and its observer (the scheduler reads its pause reason)."""
+    """The compiled agent of one team and its observer (the scheduler reads its pause reason).
+
+    The team has members when `members` is set or `member_models` chooses a model for one.
+    """
     register_profiles()
     observer = TeamObserver(ctx, preset, governance, provider_key(preset), board=board)
+    chosen = member_models or {}
+    subagents = _member_specs(observer, preset, chosen) if members or chosen else None
     tools = build_tools(ctx) + (build_board_tools(ctx, board) if board is not None else [])
     agent = create_deep_agent(
         model=model,
@@ -106,7 +196,7 @@ def build_team_agent(
             team_name=team_name, operator=ctx.workspace.operator.operator.display_name
         ),
         middleware=[TodoListMiddleware(), observer],
-        subagents=MEMBERS if members else None,
+        subagents=subagents,
         skills=[f"/{SKILLS_DIR}/"],
         permissions=[
             FilesystemPermission(operations=["write"], paths=FORBIDDEN_WRITES, mode="deny")

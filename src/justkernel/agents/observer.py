@@ -3,6 +3,12 @@ and applies the lab's limits where they belong (model-call concurrency, budgets,
 
 It sits in the Deep Agents middleware stack, so it sees exactly what the harness does: the
 messages sent, the provider-reported usage, tool requests and their actual returns.
+
+A member (a Deep Agents subagent) runs its own middleware stack: the team's is not inherited.
+So each member gets an observer of its own (`member_observer`), which governs and records its
+calls like the team's, with the member's preset and provider and a `member` field in the events;
+pauses, the workspace tree and the provider of a failed call are kept on the team's observer
+(its `lead`), which the scheduler reads.
 """
 
 from __future__ import annotations
@@ -97,6 +103,8 @@ class TeamObserver(AgentMiddleware):
         provider: str,
         *,
         board: BoardAccess | None = None,
+        member: str | None = None,
+        lead: TeamObserver | None = None,
     ) -> None:
         super().__init__()
         self.ctx = ctx
@@ -104,9 +112,25 @@ class TeamObserver(AgentMiddleware):
         self.preset = preset
         self.gov = governance
         self.provider = provider
+        self.member = member  # None: the team's own agent
+        self.lead: TeamObserver = lead or self  # the team's observer, which the scheduler reads
         self.pause_reason: str | None = None
-        self._tree = ctx.workspace.tree_sha256()
+        self.failed_provider: str | None = None  # the provider of the last failed model call
+        self._tree = ctx.workspace.tree_sha256() if lead is None else ""
         self._last_input_tokens = 0
+
+    def member_observer(self, member: str, preset: ModelPreset, provider: str) -> TeamObserver:
+        """The observer of one member's agent, on the member's own preset and provider."""
+        return TeamObserver(
+            self.ctx, preset, self.gov, provider, board=self.board, member=member, lead=self
+        )
+
+    def _once(self, call_id: str | None) -> str | None:
+        """The dedup key of a tool call's events: a member's ids come from another
+        conversation (maybe another provider), so they are kept apart from the team's."""
+        if call_id is None or self.member is None:
+            return call_id
+        return f"{self.member}:{call_id}"
 
     @property
     def name(self) -> str:
@@ -116,6 +140,8 @@ class TeamObserver(AgentMiddleware):
     @hook_config(can_jump_to=["end"])
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         await self._ack_inbox(state)
+        if self.lead.pause_reason is not None:  # paused while a member worked: stop here too
+            return {"jump_to": "end"}
         verdict = self.gov.watchdog.verdict(self.ctx.team_id)
         if verdict == "pause":
             await self._pause("no progress: paused by the stall watchdog")
@@ -141,7 +167,7 @@ class TeamObserver(AgentMiddleware):
             await self.board.board.ack(self.ctx.run_id, self.ctx.team_id, calls)
 
     async def _pause(self, reason: str) -> None:
-        self.pause_reason = reason
+        self.lead.pause_reason = reason
         await self.gov.on_pause(self.ctx.team_id, reason)
 
     # -- model calls ----------------------------------------------------------------------
@@ -178,10 +204,16 @@ class TeamObserver(AgentMiddleware):
             self.gov.budget.settle(reservation, None, None)
             if isinstance(exc, TeamPaused):
                 raise
+            self.lead.failed_provider = self.provider
             error = classify_error(exc)
             await self.ctx.emit(
                 "model.error",
-                {"provider": self.provider, "kind": error.kind, "message": error.message},
+                {
+                    "provider": self.provider,
+                    "member": self.member,
+                    "kind": error.kind,
+                    "message": error.message,
+                },
             )
             raise
         message = next((m for m in response.result if isinstance(m, AIMessage)), None)
@@ -200,6 +232,7 @@ class TeamObserver(AgentMiddleware):
                 "provider": self.provider,
                 "model": self.preset.model,
                 "preset": self.preset.name,
+                "member": self.member,
                 "offline": self.preset.provider == "offline",
                 "seconds": round(time.monotonic() - started, 4),
                 "usage": usage.to_dict() if usage else None,
@@ -227,8 +260,13 @@ class TeamObserver(AgentMiddleware):
         call_id = call.get("id")
         await self.ctx.emit(
             "tool.call",
-            {"id": call_id, "name": name, "args": _clip(json.dumps(call["args"]), 4000)},
-            once_per=call_id,
+            {
+                "id": call_id,
+                "name": name,
+                "member": self.member,
+                "args": _clip(json.dumps(call["args"]), 4000),
+            },
+            once_per=self._once(call_id),
         )
         started = time.monotonic()
         result = await handler(request)
@@ -240,27 +278,31 @@ class TeamObserver(AgentMiddleware):
             {
                 "id": call.get("id"),
                 "name": name,
+                "member": self.member,
                 "seconds": round(time.monotonic() - started, 4),
                 "error": error,
                 "content": _clip(text),
             },
-            once_per=call_id,
+            once_per=self._once(call_id),
         )
         if name == "write_todos":
             await self.ctx.emit(
-                "todos.updated", {"todos": call["args"].get("todos", [])}, once_per=call_id
+                "todos.updated",
+                {"todos": call["args"].get("todos", [])},
+                once_per=self._once(call_id),
             )
         if name in SOURCE_TOOLS:
             await self._check_source_change()
         return result
 
     async def _check_source_change(self) -> None:
+        """Members share the team's workspace, so the last tree seen is the lead's."""
         tree = self.ctx.workspace.tree_sha256()
-        if tree == self._tree:
+        if tree == self.lead._tree:
             return
         head = self.ctx.workspace.head()
         diff = self.ctx.workspace.diff_from(head)
-        self._tree = tree
+        self.lead._tree = tree
         await self.ctx.emit(
             "source.changed",
             {"tree_sha256": tree, "base_commit": head, "diff": _clip(diff, 20000)},

@@ -51,8 +51,9 @@ class TeamContext:
     events: EventLog
     blobs: BlobStore
     on_progress: Callable[[str], Awaitable[None]] | None = None
-    # called after a measured full simulation: freezes the source for the Judger and shares it
-    on_measured: Callable[[Receipt, dict[str, bytes], str], Awaitable[str | None]] | None = None
+    # called after every full simulation: the scheduler freezes the source for the Judger
+    # (measured ones; under the official-driven strategy also those that failed precision)
+    on_full_receipt: Callable[[Receipt, dict[str, bytes], str], Awaitable[str | None]] | None = None
     proposed: ProposedCases | None = None  # the team's own probe cases
     # an evaluator that also knows the proposed cases (for probes that name them)
     extended_evaluator: Callable[[tuple[CaseSpec, ...]], EvaluatorLike] | None = None
@@ -255,8 +256,8 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
             once_per=tool_call_id,
         )
         await ctx.progress("experiment")
-        if mode == "full" and receipt.status == "measured" and ctx.on_measured is not None:
-            frozen = await ctx.on_measured(receipt, files, snapshot.commit)
+        if mode == "full" and ctx.on_full_receipt is not None:
+            frozen = await ctx.on_full_receipt(receipt, files, snapshot.commit)
             if frozen is not None:
                 summary["frozen_candidate"] = frozen
         return _json(summary)

@@ -12,6 +12,8 @@ from rich.live import Live
 from rich.table import Table
 
 from justkernel.cli.common import console, fail, settings_or_exit
+from justkernel.evaluation.connect import JudgeStartError
+from justkernel.evaluation.protocol import JudgeError
 from justkernel.settings.config import ConfigError, Settings
 
 if TYPE_CHECKING:  # the agent stack takes seconds to import: only `run` pays for it
@@ -55,6 +57,9 @@ def run_command(
     members: Annotated[bool, typer.Option(help="Teams of analyst/developer/reviewer.")] = False,
     run_cost_cap: Annotated[float | None, typer.Option(help="Run cost cap in USD.")] = None,
     team_token_cap: Annotated[int | None, typer.Option(help="Token cap per team.")] = None,
+    judger: Annotated[
+        bool, typer.Option(help="Run the Judger (JUSTKERNEL_JUDGE picks the judge).")
+    ] = True,
 ) -> None:
     """Run teams headless; every step is an event in the log."""
     from justkernel.scheduler.budget import BudgetCaps
@@ -67,8 +72,10 @@ def run_command(
         caps=BudgetCaps(team_tokens=team_token_cap, run_cost_usd=run_cost_cap),
     )
     try:
-        asyncio.run(_run(settings, teams, model, minutes, resume, name, slots, config))
-    except (ConfigError, ValueError, LookupError) as exc:
+        asyncio.run(
+            _run(settings, teams, model, minutes, resume, name, slots, config, judger=judger)
+        )
+    except (ConfigError, ValueError, LookupError, JudgeError, JudgeStartError) as exc:
         fail(str(exc))
 
 
@@ -81,6 +88,8 @@ async def _run(
     name: str,
     slots: int | None,
     config: SchedulerConfig,
+    *,
+    judger: bool = True,
 ) -> None:
     from justkernel.runtime import open_runtime
     from justkernel.scheduler.summary import RunFigures
@@ -106,12 +115,19 @@ async def _run(
             for _ in range(teams):
                 await scheduler.add_team(model)
         console.print(f"run [bold]{run.id}[/] — {teams} team(s), model {model}")
+        client = await runtime.judge_client() if judger else None
+        judge = runtime.judger(scheduler, client) if client is not None else None
+        if judge is not None:
+            console.print(f"Judger: {client.backend} judge, settings in {judge.settings_file.path}")
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         figures = RunFigures(run.id)
-        dispatch = asyncio.create_task(scheduler.run(seconds=minutes * 60, stop=stop))
+        judging_stop = asyncio.Event()
+        judging = asyncio.create_task(judge.run(judging_stop)) if judge else None
+        busy = judge.busy if judge else None
+        dispatch = asyncio.create_task(scheduler.run(seconds=minutes * 60, stop=stop, busy=busy))
         with Live(console=console, refresh_per_second=2) as live:
             while not dispatch.done():
                 await figures.catch_up(runtime.lab.events)
@@ -120,6 +136,9 @@ async def _run(
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(dispatch), 1.0)
         reason = dispatch.result()
+        judging_stop.set()
+        if judging is not None:
+            await judging
         await figures.catch_up(runtime.lab.events)
         await figures.refresh(scheduler.registry, scheduler.experiments)
         summary = {"reason": reason, **figures.to_dict()}

@@ -1,5 +1,6 @@
 """Frozen candidates: immutable snapshots of sources that passed every local case and the
-cycle simulation, with the receipt that says so.
+cycle simulation, with the receipt that says so (or, under the official-driven strategy,
+sources that compiled but failed local precision, marked `local_passed = false`).
 
 The frozen archive holds the editable files exactly as evaluated (canonical JSON of
 path → base64 content, stored in the blob store by SHA-256), so the Judger re-reads the very
@@ -109,7 +110,7 @@ class CandidateStore:
         receipt: Receipt,
         commit: str | None,
     ) -> tuple[Candidate, bool]:
-        """Freeze a measured source (once per source in a run); returns (candidate, new)."""
+        """Freeze an evaluated source (once per source in a run); returns (candidate, new)."""
         existing = await self.by_source(run_id, receipt.source_sha256)
         if existing is not None:
             return existing, False
@@ -208,6 +209,23 @@ class CandidateStore:
                 .where(candidates.c.run_id == run_id, candidates.c.id == candidate_id)
                 .values(values)
             )
+
+    async def transition(self, run_id: str, candidate_id: str, before: str, after: str) -> bool:
+        """Move a candidate from `before` to `after` only if it is still `before`: of two
+        racing decisions (a double click, the CLI and the dashboard) exactly one wins."""
+        if after not in STATUSES:
+            raise ValueError(f"unknown candidate status {after!r}")
+        async with self._db.writer.begin() as conn:
+            moved = await conn.execute(
+                update(candidates)
+                .where(
+                    candidates.c.run_id == run_id,
+                    candidates.c.id == candidate_id,
+                    candidates.c.status == before,
+                )
+                .values(status=after, updated_at=utc_now_iso())
+            )
+        return bool(moved.rowcount)
 
     def files(self, candidate: Candidate) -> dict[str, bytes]:
         """The frozen bytes, verified against their SHA-256 by the blob store."""

@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import and_, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from justkernel.a2a.board import LabBoard
@@ -27,24 +28,24 @@ from justkernel.evaluation.protocol import (
 )
 from justkernel.judger.candidates import Candidate, CandidateStore
 from justkernel.judger.quota import Clock, quota_day, utc_clock
-from justkernel.judger.review import review_candidate
+from justkernel.judger.review import Review, review_candidate
+from justkernel.judger.settings import JudgerSettings, JudgerSettingsError, JudgerSettingsFile
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
 from justkernel.store.runs import utc_now_iso
+from justkernel.store.schema import candidates as candidates_table
 from justkernel.store.schema import submissions
 from justkernel.workers.cache import ReceiptCache
 
 log = logging.getLogger("justkernel.judger")
-Strategy = Literal["verified", "official-driven"]
+
+# (model preset, frozen files, the rules' review) -> the final review; see judger.session
+ModelReview = Callable[[str, dict[str, bytes], Review], Awaitable[Review]]
+DECISIONS = ("approved", "rejected")
 
 
-@dataclass
-class JudgerConfig:
-    quota_per_day: int = 50
-    margin: float = 0.01  # a challenger must beat the champion's local cycles by this much
-    strategy: Strategy = "verified"
-    human_approval: bool = False
-    poll_seconds: float = 2.0
+class DecisionRefused(ValueError):
+    """A human decision that cannot be taken: no such candidate, or it is not waiting."""
 
 
 @dataclass(frozen=True)
@@ -68,25 +69,41 @@ class Judger:
         candidates: CandidateStore,
         board: LabBoard,
         client: EvaluationClient,
-        config: JudgerConfig | None = None,
+        config: JudgerSettings | None = None,
         *,
         clock: Clock = utc_clock,
+        settings_file: JudgerSettingsFile | None = None,
+        model_review: ModelReview | None = None,
     ) -> None:
+        """`settings_file`, when given, is re-read before every pass (settings changed from
+        the dashboard or the CLI apply without a restart) and wins over `config`.
+        `model_review` reads the diff when the settings name a model instead of "rules"."""
         self.lab = lab
         self.run_id = run_id
         self.operator = operator
         self.candidates = candidates
         self.board = board
         self.client = client
-        self.config = config or JudgerConfig()
+        self.config = config or JudgerSettings()
         self.clock = clock
+        self.settings_file = settings_file
+        self.model_review = model_review
         self.receipts = ReceiptCache(lab.settings.resolved_data_dir / "receipts")
+
+    def _reload(self) -> None:
+        if self.settings_file is None:
+            return
+        try:
+            self.config = self.settings_file.load()
+        except JudgerSettingsError as exc:  # keep the last good settings, say why
+            log.warning("judger: keeping the previous settings: %s", exc)
 
     async def _emit(self, kind: str, payload: dict[str, Any], key: str) -> None:
         await self.lab.events.append(self.run_id, kind, payload, dedup_key=key)
 
     # -- one pass -------------------------------------------------------------------------
     async def step(self) -> None:
+        self._reload()
         await self._review_frozen()
         await self._collect_results()
         await self._nominate_and_submit()
@@ -97,22 +114,29 @@ class Judger:
                 await self.step()
             except JudgeError as exc:  # the judge is down or refusing: try again later
                 log.warning("judger: %s", exc)
+            except Exception:  # never let one bad pass end judging for the run
+                log.exception("judger: pass failed; retrying")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.config.poll_seconds)
 
     # -- review -----------------------------------------------------------------------------
     async def _review_frozen(self) -> None:
-        for cand in await self.candidates.list(self.run_id, status="frozen"):
+        # under_review is only ever left behind by a crash mid-review: review it again
+        waiting = await self.candidates.list(self.run_id, status="under_review")
+        for cand in waiting + await self.candidates.list(self.run_id, status="frozen"):
             await self.candidates.set_status(self.run_id, cand.id, "under_review")
             receipt = self.receipts.get(cand.receipt_key)
+            files = self.candidates.files(cand)
             review = await asyncio.to_thread(
                 review_candidate,
-                self.candidates.files(cand),
+                files,
                 cand.source_sha256,
                 receipt,
                 self.operator,
                 allow_unverified_precision=self.config.strategy == "official-driven",
             )
+            if review.verdict == "accepted":
+                review = await self._model_review(files, review)
             status = "reviewed" if review.verdict == "accepted" else "rejected"
             await self.candidates.set_status(self.run_id, cand.id, status, review.to_dict())
             await self._emit(
@@ -120,6 +144,18 @@ class Judger:
                 {"candidate_id": cand.id, "team": cand.team_id, **review.to_dict()},
                 f"judger.review:{cand.id}",
             )
+
+    async def _model_review(self, files: dict[str, bytes], review: Review) -> Review:
+        """The model's reading of the diff, when one is set; it can only add rejections."""
+        model = self.config.model
+        if model == "rules" or self.model_review is None:
+            return review
+        try:
+            return await self.model_review(model, files, review)
+        except Exception as exc:  # a broken reviewer never blocks judging, and is named
+            log.warning("judger: model review with %s failed: %s", model, exc)
+            note = f"model review unavailable ({model}): {type(exc).__name__}: {exc}"
+            return Review(review.verdict, review.reasons, (*review.notes, note), review.reviewer)
 
     # -- the state of the art -----------------------------------------------------------------
     async def submissions(self, *, backend: str | None = None) -> list[Submission]:
@@ -167,10 +203,13 @@ class Judger:
         return min(bars) if bars else None
 
     async def busy(self) -> bool:
-        """Whether results may still come: a candidate waits for review or nomination, or a
-        submission for its result."""
-        if await self.candidates.list(self.run_id, status="frozen"):
-            return True
+        """Whether results may still come: a candidate waits for review, nomination or a
+        human decision, or a submission for its result."""
+        for status in ("frozen", "under_review", "nominated", "awaiting_approval"):
+            if await self.candidates.list(self.run_id, status=status):
+                return True
+        if await self.candidates.list(self.run_id, status="approved_pending"):
+            return await self.used_today() < self.config.quota_per_day
         return any(s.status == "submitted" for s in await self.submissions())
 
     async def used_today(self) -> int:
@@ -196,22 +235,62 @@ class Judger:
             ).all()
         return {r.source_sha256 for r in rows}
 
-    async def _nominate_and_submit(self) -> None:
-        for cand in await self.candidates.list(self.run_id, status="approved_pending"):
-            await self._submit(cand)
-        bar = await self._bar()
+    async def diagnosis_used_today(self) -> int:
+        """Today's submissions of sources that did not pass local precision."""
+        day = quota_day(self.clock())
+        joined = submissions.join(
+            candidates_table,
+            and_(
+                candidates_table.c.run_id == submissions.c.run_id,
+                candidates_table.c.id == submissions.c.candidate_id,
+            ),
+        )
+        async with self.lab.db.reader.connect() as conn:
+            return (
+                await conn.execute(
+                    select(func.count())
+                    .select_from(joined)
+                    .where(
+                        submissions.c.backend == self.client.backend,
+                        submissions.c.day == day,
+                        candidates_table.c.local_passed.is_(False),
+                    )
+                )
+            ).scalar_one()
+
+    async def _challenger(self) -> Candidate | None:
+        """The best reviewed source not yet submitted that beats the bar by the margin; under
+        the official-driven strategy, else the oldest unverified one within the diagnosis
+        allowance (its official per-point results are the diagnosis)."""
         done = await self._submitted_sources()
         reviewed = [
             c
             for c in await self.candidates.list(self.run_id, status="reviewed")
-            if c.source_sha256 not in done and c.cycles_sum is not None
+            if c.source_sha256 not in done
         ]
-        if not reviewed:
+        verified = [c for c in reviewed if c.local_passed and c.cycles_sum is not None]
+        if verified:
+            best = min(verified, key=lambda c: c.cycles_sum or 0)
+            bar = await self._bar()
+            assert best.cycles_sum is not None
+            if bar is None or best.cycles_sum < bar * (1 - self.config.margin):
+                return best
+        if self.config.strategy != "official-driven":
+            return None
+        unverified = [c for c in reviewed if not c.local_passed]
+        if unverified and await self.diagnosis_used_today() < self.config.diagnosis_per_day:
+            return unverified[0]
+        return None
+
+    async def _nominate_and_submit(self) -> None:
+        # approved by a human, or nominated just before a crash
+        for status in ("approved_pending", "nominated"):
+            for cand in await self.candidates.list(self.run_id, status=status):
+                await self._submit(cand)
+        best = await self._challenger()
+        if best is None:
             return
-        best = min(reviewed, key=lambda c: c.cycles_sum or 0)
-        assert best.cycles_sum is not None
-        if bar is not None and best.cycles_sum >= bar * (1 - self.config.margin):
-            return
+        bar = await self._bar()
         waiting = bool(self.config.human_approval)
         await self.candidates.set_status(
             self.run_id, best.id, "awaiting_approval" if waiting else "nominated"
@@ -223,6 +302,7 @@ class Judger:
                 "team": best.team_id,
                 "cycles_sum": best.cycles_sum,
                 "champion_cycles": bar,  # the bar: champion and pending submissions
+                "local_passed": best.local_passed,
                 "awaiting_approval": waiting,
             },
             f"judger.nomination:{best.id}",
@@ -230,25 +310,15 @@ class Judger:
         if not waiting:
             await self._submit(await self.candidates.get(self.run_id, best.id))
 
-    async def decide(self, candidate_id: str, decision: str, by: str = "human") -> None:
+    async def decide(self, candidate_id: str, decision: str, by: str = "human") -> dict[str, Any]:
         """Approve or reject a nomination that waits for a human (dashboard or CLI)."""
-        cand = await self.candidates.get(self.run_id, candidate_id)
-        if cand.status != "awaiting_approval":
-            raise ValueError(f"{candidate_id} is {cand.status}, not awaiting approval")
-        if decision not in ("approved", "rejected"):
-            raise ValueError("decision must be approved or rejected")
-        await self._emit(
-            "judger.approval",
-            {"candidate_id": candidate_id, "decision": decision, "by": by},
-            f"judger.approval:{candidate_id}",
-        )
-        status = "approved_pending" if decision == "approved" else "rejected"
-        await self.candidates.set_status(self.run_id, candidate_id, status)
+        return await decide(self.lab, self.candidates, self.run_id, candidate_id, decision, by)
 
     async def _submit(self, cand: Candidate) -> None:
         used = await self.used_today()
-        if used >= self.config.quota_per_day:
-            await self.candidates.set_status(self.run_id, cand.id, "reviewed")  # try tomorrow
+        if used >= self.config.quota_per_day:  # try tomorrow; a human's approval stands
+            if cand.status != "approved_pending":
+                await self.candidates.set_status(self.run_id, cand.id, "reviewed")
             return
         day = quota_day(self.clock())
         placeholder = f"pending-{cand.source_sha256[:16]}-{self.client.backend}"
@@ -267,8 +337,9 @@ class Judger:
                         submitted_at=utc_now_iso(),
                     )
                 )
-        except IntegrityError:
-            return  # this source was already submitted to this backend
+        except IntegrityError:  # this source was already submitted to this backend
+            await self.candidates.set_status(self.run_id, cand.id, "submitted")
+            return
         note = "" if cand.local_passed else "local precision not fully verified"
         bundle = CandidateBundle.create(
             self.operator.name,
@@ -401,3 +472,34 @@ class Judger:
                 "summary": f"{sub.team_id}'s {sub.candidate_id}: {status}",
             },
         )
+
+
+async def decide(
+    lab: Lab,
+    candidates: CandidateStore,
+    run_id: str,
+    candidate_id: str,
+    decision: str,
+    by: str,
+) -> dict[str, Any]:
+    """A human decision on a nomination that waits for approval, from any lab process (the
+    dashboard, `justkernel judger approve`): the candidate moves in the database, which the
+    running Judger reads on its next pass, and the decision is logged once. Returns the
+    `judger.approval` event."""
+    if decision not in DECISIONS:
+        raise DecisionRefused("decision must be approved or rejected")
+    try:
+        cand = await candidates.get(run_id, candidate_id)
+    except LookupError:
+        raise DecisionRefused(f"no candidate {candidate_id!r} in run {run_id}") from None
+    status = "approved_pending" if decision == "approved" else "rejected"
+    if not await candidates.transition(run_id, candidate_id, "awaiting_approval", status):
+        current = (await candidates.get(run_id, candidate_id)).status
+        raise DecisionRefused(f"{cand.id} is {current}, not awaiting approval")
+    event = await lab.events.append(
+        run_id,
+        "judger.approval",
+        {"candidate_id": candidate_id, "decision": decision, "by": by},
+        dedup_key=f"judger.approval:{candidate_id}",
+    )
+    return event.to_dict()

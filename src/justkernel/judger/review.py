@@ -8,11 +8,12 @@ forbid. An optional model reviewer reads the diff too; rules always run.
 
 from __future__ import annotations
 
+import difflib
 import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from justkernel.operators import OperatorDefinition
 from justkernel.toolchains.cpu_source import check_tree
@@ -52,6 +53,44 @@ def rebuild(files: dict[str, bytes], operator: OperatorDefinition, dest: Path) -
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
     return dest
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    return lines
+
+
+def _baseline(operator: OperatorDefinition, rel: str) -> bytes | None:
+    """The template's bytes for `rel`, or None when the template has no such file (or the path
+    would leave the template folder)."""
+    path = PurePosixPath(rel)
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        return None
+    target = operator.project_dir / path
+    return target.read_bytes() if target.is_file() and not target.is_symlink() else None
+
+
+def candidate_diffs(files: dict[str, bytes], operator: OperatorDefinition) -> dict[str, str]:
+    """Unified diffs of the frozen files against the operator's template, by path: only the
+    files that differ, a new file against /dev/null. What a reviewer reads instead of sources."""
+    diffs: dict[str, str] = {}
+    for rel, data in sorted(files.items()):
+        old = _baseline(operator, rel)
+        if old == data:
+            continue
+        before = "/dev/null" if old is None else f"a/{rel}"
+        old_text = "" if old is None else old.decode("utf-8", "replace")
+        new_text = data.decode("utf-8", "replace")
+        text = "".join(difflib.unified_diff(_lines(old_text), _lines(new_text), before, f"b/{rel}"))
+        diffs[rel] = text or f"--- {before}\n+++ b/{rel}\n(only the final newline differs)\n"
+    return diffs
+
+
+def candidate_diff(files: dict[str, bytes], operator: OperatorDefinition) -> str:
+    """One unified diff of every changed file (see `candidate_diffs`)."""
+    return "".join(candidate_diffs(files, operator).values())
 
 
 def review_candidate(

@@ -5,6 +5,11 @@ stops calling tools, when the turn times out, or when the observer pauses the te
 concurrency is limited inside the observer, so many teams can be in a turn at once while only
 `model_calls` of them talk to a model. After a crash, a team whose checkpoint stopped mid-turn
 is resumed from that checkpoint (`ainvoke(None)`), so finished tool calls are not re-run.
+
+A team has members when `SchedulerConfig.members` is set or its config chooses member models
+(`member_models`); the presets are checked when the team is added and again when its agent is
+built (presets can change between runs). A team whose agent cannot be built (an unknown preset,
+a key that is not stored) is paused with the reason, for a human to fix and resume.
 """
 
 from __future__ import annotations
@@ -22,12 +27,16 @@ from justkernel.a2a.board import LabBoard
 from justkernel.a2a.external import is_external
 from justkernel.a2a.policies import DEFAULT_POLICY, POLICIES, SharingPolicy, shares_publicly
 from justkernel.agents.board_tools import BoardAccess
-from justkernel.agents.errors import classify_error
-from justkernel.agents.harness import build_team_agent, provider_key
+from justkernel.agents.errors import ProviderConfigError, classify_error
+from justkernel.agents.harness import (
+    PresetModel,
+    build_team_agent,
+    chat_model,
+    member_presets,
+    provider_key,
+)
 from justkernel.agents.observer import Governance, TeamObserver, TeamPaused
-from justkernel.agents.offline import OfflinePlaybookModel
 from justkernel.agents.playbook import DONE_MARKER
-from justkernel.agents.providers import build_chat_model
 from justkernel.agents.tools import EvaluatorLike, TeamContext
 from justkernel.judger.candidates import CandidateStore
 from justkernel.lab import Lab
@@ -85,8 +94,13 @@ class Scheduler:
         presets: dict[str, ModelPreset],
         checkpointer: Any,
         config: SchedulerConfig | None = None,
+        *,
+        freeze_unverified: Callable[[], bool] = lambda: False,
     ) -> None:
+        """`freeze_unverified` says, at each full receipt, whether the Judger wants sources
+        that compiled but failed local precision too (its official-driven strategy)."""
         self.lab = lab
+        self.freeze_unverified = freeze_unverified
         self.run_id = run_id
         self.operator = operator
         self.evaluator = evaluator
@@ -120,6 +134,7 @@ class Scheduler:
         if sharing not in POLICIES:
             raise ValueError(f"unknown sharing policy {sharing!r} (one of {', '.join(POLICIES)})")
         preset = self._preset(preset_name)
+        member_presets((config or {}).get("member_models"), self.presets)
         config = {**(config or {}), "sharing": sharing}
         label = preset.display_name or preset.name
         team = await self.registry.register(
@@ -156,6 +171,7 @@ class Scheduler:
         if team.id in self._runtimes:
             return self._runtimes[team.id]
         preset = self._preset(team.model_preset)
+        members = member_presets(team.config.get("member_models"), self.presets)
         workspace = TeamWorkspace.create(team.workspace, self.operator)
         ctx = TeamContext(
             run_id=self.run_id,
@@ -179,35 +195,55 @@ class Scheduler:
         ctx.on_progress = progressed
         policy = team.config.get("sharing", DEFAULT_POLICY)
 
-        async def measured(receipt: Any, files: dict[str, bytes], commit: str) -> str | None:
-            return await self._freeze_and_share(team, policy, receipt, files, commit)
+        async def full_receipt(receipt: Any, files: dict[str, bytes], commit: str) -> str | None:
+            if receipt.status == "measured":
+                return await self._freeze_and_share(team, policy, receipt, files, commit)
+            if receipt.status == "incorrect" and self.freeze_unverified():
+                candidate, _new = await self.candidates.freeze(
+                    self.run_id, team.id, files, receipt, commit
+                )
+                return candidate.id  # for diagnosis only: never shared as a good candidate
+            return None
 
-        ctx.on_measured = measured
+        ctx.on_full_receipt = full_receipt
         ctx.proposed = ProposedCases(
             self.lab.settings.resolved_data_dir / "proposed", self.run_id, team.id, self.operator
         )
         if isinstance(self.evaluator, Evaluator):
             base = self.evaluator
             ctx.extended_evaluator = lambda extra: extend_evaluator(base, extra)
-        if preset.provider == "offline":
-            model: Any = OfflinePlaybookModel(
-                seed=team.number, latency_seconds=self.config.offline_latency_seconds
+
+        def model_of(chosen: ModelPreset) -> Any:
+            return chat_model(
+                chosen,
+                self.lab.secrets,
+                seed=team.number,
+                offline_latency_seconds=self.config.offline_latency_seconds,
             )
-        else:
-            model = build_chat_model(preset, self.lab.secrets)
+
         agent, observer = build_team_agent(
             ctx,
-            model,
+            model_of(preset),
             preset,
             self.governance,
             self.checkpointer,
             team_name=team.display_name,
-            members=self.config.members,
+            members=self.config.members or bool(team.config.get("member_models")),
+            member_models={role: PresetModel(p, model_of(p)) for role, p in members.items()},
             board=BoardAccess(self.board, self.candidates, policy),
         )
         runtime = _TeamRuntime(team, preset, agent, observer, ctx)
         self._runtimes[team.id] = runtime
         return runtime
+
+    async def _built(self, team: Team) -> _TeamRuntime | None:
+        """The team's runtime, or None after pausing the team with the reason it cannot be
+        built (retrying cannot help until a human fixes the preset or stores the key)."""
+        try:
+            return await self._runtime(team)
+        except (ValueError, ProviderConfigError) as exc:
+            await self._on_pause(team.id, f"the team's agent cannot be built: {exc}")
+            return None
 
     # -- freezing and sharing -------------------------------------------------------------
     async def _freeze_and_share(
@@ -296,7 +332,9 @@ class Scheduler:
             reason = team.status_reason or ""
             if not reason.startswith("no progress"):
                 return False  # budget and provider pauses wait for a human
-            runtime = await self._runtime(team)
+            runtime = await self._built(team)
+            if runtime is None:
+                return False
             if not self.governance.watchdog.eligible(team.id, self._evidence(runtime)):
                 return False
             await self.registry.set_status(self.run_id, team.id, "idle", None)
@@ -395,8 +433,11 @@ class Scheduler:
             self._running.pop(team.id, None)
 
     async def _turn_inner(self, team: Team) -> None:
-        runtime = await self._runtime(team)
+        runtime = await self._built(team)
+        if runtime is None:
+            return
         runtime.observer.pause_reason = None
+        runtime.observer.failed_provider = None
         cfg = {
             "configurable": {"thread_id": f"{self.run_id}:{team.id}"},
             "recursion_limit": self.config.recursion_limit,
@@ -435,7 +476,8 @@ class Scheduler:
             raise
         except Exception as exc:
             error = classify_error(exc)
-            provider = provider_key(runtime.preset)
+            # a member's call may have failed, on the member's own provider
+            provider = runtime.observer.failed_provider or provider_key(runtime.preset)
             if error.pauses_dispatch:
                 self.governance.limiter.pause(provider, error.message)
                 await self.lab.events.append(

@@ -66,6 +66,23 @@ class Settings(BaseSettings):
         default=Path("models.local.toml"),
         description="User model presets, written by the dashboard; gitignored.",
     )
+    judge: Literal["local", "official", "off"] = Field(
+        default="local",
+        description="Where the Judger submits: the local judge-server (started on demand), "
+        "the official site (judge.toml + secret judge_official_token), or off.",
+    )
+    judge_dir: Path | None = Field(
+        default=None,
+        description="The local judge's private folder; empty means CONFIG_DIR/judge.",
+    )
+    judge_url: str | None = Field(
+        default=None,
+        description="URL of a local judge-server already running; empty starts one on demand.",
+    )
+    judge_file: Path = Field(
+        default=Path("judge.toml"),
+        description="The official judge client's settings ([official] table).",
+    )
 
     @field_validator("database_url")
     @classmethod
@@ -78,6 +95,10 @@ class Settings(BaseSettings):
                 f"(got {value.split('://')[0]}://...)"
             )
         return value
+
+    @property
+    def resolved_judge_dir(self) -> Path:
+        return (self.judge_dir or self.config_dir / "judge").expanduser().resolve()
 
     @property
     def resolved_data_dir(self) -> Path:

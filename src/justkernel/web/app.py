@@ -19,6 +19,7 @@ from justkernel import __version__
 from justkernel.a2a.endpoint import A2AEndpoint, a2a_routes
 from justkernel.lab import Lab
 from justkernel.paths import resources_dir
+from justkernel.settings.models import load_model_presets
 from justkernel.teams.registry import UnknownTeam
 from justkernel.web import (
     api,
@@ -31,7 +32,7 @@ from justkernel.web import (
 from justkernel.web.auth import SESSION_COOKIE, SESSION_SECONDS, AuthMiddleware, AuthState
 from justkernel.web.control import JudgerControls, RunController
 from justkernel.web.demo import DemoPlayer
-from justkernel.web.judger_controls import FileJudgerControls
+from justkernel.web.judger_controls import LabJudgerControls
 from justkernel.web.response_cache import ResponseCache
 from justkernel.web.security_headers import SecurityHeaders
 from justkernel.web.task_settings import TaskStore
@@ -85,8 +86,8 @@ def create_app(
     static_dir = web_dir or resources_dir() / "web"
     views = RunViews(lab.events)
     if judger is None and not demo_only:
-        judger = FileJudgerControls(
-            lab, views, presets=controller.presets if controller is not None else None
+        judger = LabJudgerControls(
+            lab, presets=lambda: load_model_presets(lab.settings.models_local_file)
         )
 
     @asynccontextmanager

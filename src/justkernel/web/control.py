@@ -31,8 +31,7 @@ REMOVED_REASON = "removed from the dashboard"
 
 
 class JudgerControls(Protocol):
-    """What the dashboard asks of the Judger. The Judger binds to this (see docs/dashboard.md);
-    `FileJudgerControls` is the implementation the server uses until it does."""
+    """What the dashboard asks of the Judger (`web.judger_controls.LabJudgerControls`)."""
 
     def settings(self) -> dict[str, Any]: ...
 
@@ -49,6 +48,7 @@ class _Dispatch:
     scheduler: Any
     stop: asyncio.Event
     task: asyncio.Task[str]
+    judger: Any = None  # the run's Judger, when the lab judges (JUSTKERNEL_JUDGE)
 
 
 class RunController:
@@ -137,26 +137,54 @@ class RunController:
             scheduler = runtime.scheduler(run.id, self._config(task))
             for plan in task.teams:
                 await scheduler.add_team(plan.model, config=_team_config(plan.members))
-            self._begin(run.id, scheduler, task)
+            await self._begin(runtime, run.id, scheduler, task)
             return run
 
-    def _begin(self, run_id: str, scheduler: Any, task: TaskSettings) -> None:
+    async def _judger(self, runtime: LabRuntime, run_id: str, scheduler: Any) -> Any:
+        """The run's Judger, or None when judging is off or the judge cannot be reached (the
+        run goes on without it, and a `judger.unavailable` event says why)."""
+        from justkernel.evaluation.connect import JudgeStartError
+        from justkernel.evaluation.protocol import JudgeError
+
+        try:
+            client = await runtime.judge_client()
+        except (ConfigError, JudgeStartError, JudgeError, OSError) as exc:
+            log.warning("run %s: no Judger: %s", run_id, exc)
+            await self.lab.events.append(run_id, "judger.unavailable", {"detail": str(exc)})
+            return None
+        return runtime.judger(scheduler, client) if client is not None else None
+
+    async def _begin(
+        self, runtime: LabRuntime, run_id: str, scheduler: Any, task: TaskSettings
+    ) -> None:
         stop = asyncio.Event()
         seconds = task.minutes * 60 if task.minutes else None
-        coro = self._drive(run_id, scheduler, seconds, stop)
-        self._dispatch = _Dispatch(run_id, scheduler, stop, asyncio.create_task(coro))
+        judger = await self._judger(runtime, run_id, scheduler)
+        coro = self._drive(run_id, scheduler, judger, seconds, stop)
+        self._dispatch = _Dispatch(run_id, scheduler, stop, asyncio.create_task(coro), judger)
         self._last_error = None
 
-    async def _drive(self, run_id: str, scheduler: Any, seconds: float | None, stop: Any) -> str:
+    async def _drive(
+        self, run_id: str, scheduler: Any, judger: Any, seconds: float | None, stop: Any
+    ) -> str:
+        """Dispatch the teams while the Judger works beside them; the run ends when the teams
+        are done and the Judger expects no more official results (or at the deadline)."""
         reason = "failed"
+        judging_stop = asyncio.Event()
+        judging = asyncio.create_task(judger.run(judging_stop)) if judger is not None else None
         try:
-            reason = await scheduler.run(seconds=seconds, stop=stop)
+            busy = judger.busy if judger is not None else None
+            reason = await scheduler.run(seconds=seconds, stop=stop, busy=busy)
             if reason != "stopped":
                 await self._summarise(run_id, scheduler, reason)
         except Exception as exc:  # a crashed dispatch is reported, never silently lost
             log.exception("run %s: dispatch failed", run_id)
             self._last_error = f"run {run_id}: {type(exc).__name__}: {exc}"
         finally:
+            judging_stop.set()
+            if judging is not None:
+                with contextlib.suppress(Exception):
+                    await judging
             if self._dispatch is not None and self._dispatch.run_id == run_id:
                 self._dispatch = None
         return reason
@@ -189,7 +217,7 @@ class RunController:
             task = self._task_of(run)
             runtime = await self._open_runtime(task.slots)
             scheduler = runtime.scheduler(run.id, self._config(task))
-            self._begin(run.id, scheduler, task.model_copy(update={"minutes": None}))
+            await self._begin(runtime, run.id, scheduler, task.model_copy(update={"minutes": None}))
 
     async def _scheduler(self, run_id: str) -> Any:
         if self._dispatch is not None and self._dispatch.run_id == run_id:

@@ -1,4 +1,4 @@
-// The Judger's settings (model, daily quota, strategy, human approval) and the candidates
+// The Judger's settings (model, daily quota, strategy, diagnosis allowance, human approval) and the candidates
 // awaiting a human decision, with approve / reject.
 import * as api from "../api.js";
 import { h, num } from "../dom.js";
@@ -17,6 +17,7 @@ function settingsForm(settings, presets) {
     field("quota_per_day", "f_daily_quota", input("number", { min: 0, max: 50, value: settings.quota_per_day })),
     field("margin", "f_margin", input("number", { min: 0, max: 0.99, step: "0.001", value: settings.margin })),
     field("strategy", "f_strategy", select(STRATEGIES.map((x) => [x, x]), settings.strategy)),
+    field("diagnosis_per_day", "f_diagnosis_per_day", input("number", { min: 0, max: 50, value: settings.diagnosis_per_day })),
     h("div", { class: "field", dataset: { field: "human_approval" } },
       h("label", { class: "check" }, approval, " ", t("f_human_approval")),
       h("small", { class: "error", dataset: { errorFor: "human_approval" } })),
@@ -34,6 +35,7 @@ function settingsForm(settings, presets) {
       quota_per_day: number("quota_per_day"),
       margin: number("margin"),
       strategy: f.querySelector("[name=strategy]").value,
+      diagnosis_per_day: number("diagnosis_per_day"),
       human_approval: approval.checked,
     }));
   });
