@@ -29,7 +29,7 @@ from justkernel.evaluation.protocol import (
 from justkernel.judger.candidates import Candidate, CandidateStore
 from justkernel.judger.quota import Clock, quota_day, utc_clock
 from justkernel.judger.review import Review, review_candidate
-from justkernel.judger.settings import JudgerSettings, JudgerSettingsError, JudgerSettingsFile
+from justkernel.judger.settings import JudgerSettings, JudgerSettingsFile
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
 from justkernel.store.runs import utc_now_iso
@@ -91,12 +91,8 @@ class Judger:
         self.receipts = ReceiptCache(lab.settings.resolved_data_dir / "receipts")
 
     def _reload(self) -> None:
-        if self.settings_file is None:
-            return
-        try:
-            self.config = self.settings_file.load()
-        except JudgerSettingsError as exc:  # keep the last good settings, say why
-            log.warning("judger: keeping the previous settings: %s", exc)
+        if self.settings_file is not None:  # a broken file keeps the last good settings
+            self.config = self.settings_file.current()
 
     async def _emit(self, kind: str, payload: dict[str, Any], key: str) -> None:
         await self.lab.events.append(self.run_id, kind, payload, dedup_key=key)
@@ -287,6 +283,8 @@ class Judger:
         for status in ("approved_pending", "nominated"):
             for cand in await self.candidates.list(self.run_id, status=status):
                 await self._submit(cand)
+        if await self.used_today() >= self.config.quota_per_day:
+            return  # nominate nothing the quota cannot carry today
         best = await self._challenger()
         if best is None:
             return
