@@ -176,3 +176,34 @@ async def _demo_switch(lab: Lab, client: httpx.AsyncClient) -> None:
     assert {e.kind for e in played} >= {"team.registered", "experiment.receipt", "a2a.message"}
     view = (await client.get(f"/api/runs/{started['id']}/view")).json()
     assert view["simulated"] is True and len(view["teams"]) >= 2
+
+
+def test_usage_names_members_on_their_own_models_and_the_judgers_reviewer(
+    settings: Settings,
+) -> None:
+    def response(team: str, provider: str, member: str | None, total: int) -> NewEvent:
+        usage = {"input_tokens": total - 10, "output_tokens": 10, "total": total}
+        payload = {"provider": provider, "member": member, "usage": usage}
+        return NewEvent("model.response", payload, team)
+
+    async def body(lab: Lab, _client: httpx.AsyncClient) -> None:
+        events = [
+            NewEvent("team.registered", {"display_name": "Qwen-001"}, "team-001"),
+            response("team-001", "qwen", None, 100),
+            response("team-001", "deepseek", "analyst", 40),
+            response("team-001", "deepseek", "analyst", 60),
+            NewEvent("judger.model_review", {"verdict": "accept", "usage": {"total": 7}}),
+            NewEvent("judger.model_review", {"verdict": "unavailable", "usage": None}),
+        ]
+        run_id = await write_run(lab, "members", events)
+        run = await lab.runs.get(run_id)
+        usage = (await fold_into(lab.events, RunState(run_id), run.last_seq)).usage()
+        assert [(u["team"], u["calls"], u["total"]) for u in usage["teams"]] == [
+            ("team-001", 3, 200)  # the team's row counts its members too
+        ]
+        assert [(u["label"], u["member"], u["calls"], u["total"]) for u in usage["members"]] == [
+            ("Qwen-001", "analyst", 2, 100)
+        ]
+        assert usage["judger"]["calls"] == 1 and usage["judger"]["total"] == 7
+
+    with_app(settings, body)

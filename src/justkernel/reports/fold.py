@@ -38,6 +38,8 @@ class RunState:
     judger: JudgerFold = field(default_factory=JudgerFold)
     jobs: list[Job] = field(default_factory=list)
     providers: dict[str, Usage] = field(default_factory=dict)
+    members: dict[tuple[str, str], Usage] = field(default_factory=dict)  # (team, role)
+    judger_usage: Usage = field(default_factory=Usage)  # the Judger's model reviewer
     summary: dict[str, Any] | None = None
     paused_providers: dict[str, str] = field(default_factory=dict)
 
@@ -139,6 +141,13 @@ class RunState:
             self._team(event.team).usage.add(usage, estimated)
         provider = str(p.get("provider") or "?")
         self.providers.setdefault(provider, Usage()).add(usage, estimated)
+        member = p.get("member")
+        if event.team is not None and member:
+            self.members.setdefault((event.team, str(member)), Usage()).add(usage, estimated)
+
+    def _model_review(self, _event: Event, p: dict[str, Any]) -> None:
+        if p.get("usage"):
+            self.judger_usage.add(p["usage"], False)
 
     def _todos(self, event: Event, p: dict[str, Any]) -> None:
         team = self._team(event.team or "?")
@@ -339,6 +348,17 @@ class RunState:
             "providers": [
                 {"provider": name, **u.to_dict()} for name, u in sorted(self.providers.items())
             ],
+            # a team's members on their own models (also counted in their team's row)
+            "members": [
+                {
+                    "team": team,
+                    "label": self.teams[team].display_name if team in self.teams else team,
+                    "member": role,
+                    **u.to_dict(),
+                }
+                for (team, role), u in sorted(self.members.items())
+            ],
+            "judger": self.judger_usage.to_dict() if self.judger_usage.calls else None,
         }
 
 
@@ -359,6 +379,7 @@ _HANDLERS: dict[str, Any] = {
     "provider.paused": lambda s, e, p: s._provider(e, p, True),
     "provider.resumed": lambda s, e, p: s._provider(e, p, False),
     "model.response": RunState._model_response,
+    "judger.model_review": RunState._model_review,
     "todos.updated": RunState._todos,
     "source.changed": RunState._source,
     "experiment.planned": RunState._planned,

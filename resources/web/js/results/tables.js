@@ -116,7 +116,14 @@ function usageRow(name, u) {
 
 export function usageTables(usage) {
   const cols = ["col_calls", "col_input", "col_output", "col_reasoning", "col_cached", "col_total", "col_cost"].map((k) => t(k));
-  return h("div", {},
+  const teams = usage.teams.map((u) => usageRow(u.label, u));
+  if (usage.judger) teams.push(usageRow(t("judger_reviewer"), usage.judger));
+  const box = h("div", {},
     table([t("col_provider"), ...cols], usage.providers.map((u) => usageRow(u.provider, u))),
-    table([t("col_team"), ...cols], usage.teams.map((u) => usageRow(u.label, u))));
+    table([t("col_team"), ...cols], teams));
+  const members = usage.members || [];
+  if (members.length) {
+    box.append(table([t("col_member"), ...cols], members.map((u) => usageRow(`${u.label} · ${u.member}`, u))));
+  }
+  return box;
 }
