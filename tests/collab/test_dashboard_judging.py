@@ -7,7 +7,6 @@ result logged, and the judge the server started stops with the server."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import httpx
 
 from tests.support.labs import open_folder
-from tests.support.server import running_server
+from tests.support.server import assert_gone, running_server
 
 TOKEN = "dashboard-judging-token-0123456789abcdef"
 TIMEOUT = 600.0
@@ -92,9 +91,4 @@ def test_the_dashboard_approves_what_the_running_judger_nominated() -> None:
             paused = api.post(f"/api/runs/{run_id}/pause")
             assert paused.status_code == 200, paused.text
     assert not (judge_dir / "server.json").exists()  # the server stopped the judge it started
-    try:
-        os.kill(judge["pid"], 0)
-    except ProcessLookupError:
-        pass
-    else:
-        raise AssertionError(f"the local judge (pid {judge['pid']}) outlived the server")
+    assert_gone(judge["pid"], "the local judge the server started")

@@ -6,7 +6,6 @@ and stopping the run stops the judge it started."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import sqlite3
@@ -17,7 +16,7 @@ import time
 from pathlib import Path
 
 from tests.support.labs import open_folder
-from tests.support.server import server_env
+from tests.support.server import assert_gone, server_env
 
 RUN_RE = re.compile(r"run (run-[0-9]{8}-[0-9]{6}-[0-9a-f]+)")
 CANDIDATE_RE = re.compile(r"cand-[0-9a-f]{12}")
@@ -124,9 +123,4 @@ def test_a_headless_run_judges_with_a_human_in_the_loop() -> None:
         reader.join(timeout=10)
     assert process.returncode == 0, "".join(output[-40:])
     assert not (judge_dir / "server.json").exists()  # the judge it started has stopped
-    try:
-        os.kill(judge["pid"], 0)
-    except ProcessLookupError:
-        pass
-    else:
-        raise AssertionError(f"the local judge (pid {judge['pid']}) outlived the run")
+    assert_gone(judge["pid"], "the local judge the run started")

@@ -95,3 +95,12 @@ def _wait_healthy(base: str, timeout: float = 30) -> None:
             pass
         time.sleep(0.1)
     raise TimeoutError(f"{base}/health never answered")
+
+
+def assert_gone(pid: int, what: str) -> None:
+    """`pid` no longer runs (a child the lab started must not outlive it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return
+    raise AssertionError(f"{what} (pid {pid}) is still running")
