@@ -11,47 +11,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
-import socket
 import tempfile
-import threading
 import time
 from datetime import datetime
 from pathlib import Path
 
-import uvicorn
-
-from justkernel.evaluation.hidden_cases import load_or_create_hidden_cases
-from justkernel.evaluation.judge_paths import JudgeFolder
-from justkernel.evaluation.judge_server import JudgeConfig, create_judge_app
-from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
-from justkernel.judger.judger import Judger
 from justkernel.judger.settings import JudgerSettings
-from justkernel.operators import load_operator
 from justkernel.runtime import open_runtime
 from justkernel.settings.config import Settings
-from justkernel.web.server import bind_socket
 
 
 def _ts(text: str) -> float:
     return datetime.fromisoformat(text).timestamp()
 
 
-def start_judge(root: Path) -> tuple[str, str]:
-    folder = JudgeFolder.open(root / "judge", work_root=root / "judge-work")
-    load_or_create_hidden_cases(folder.root, load_operator())
-    token = folder.token()
-    app = create_judge_app(JudgeConfig(folder))
-    sock: socket.socket = bind_socket("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(app, access_log=False, log_config=None))
-    threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True).start()
-    while not server.started:
-        time.sleep(0.05)
-    return f"http://127.0.0.1:{sock.getsockname()[1]}", token
-
-
 async def tournament(args: argparse.Namespace, root: Path) -> None:
-    url, token = start_judge(root)
-    settings = Settings(data_dir=root / "data", config_dir=root / "config")
+    settings = Settings(
+        _env_file=None,  # type: ignore[call-arg]
+        data_dir=root / "data",
+        config_dir=root / "config",
+        hosts_file=root / "hosts.toml",
+        models_local_file=root / "models.local.toml",
+    )
     async with open_runtime(settings) as runtime:
         run = await runtime.lab.runs.create("bench: tournament")
         scheduler = runtime.scheduler(run.id)
@@ -60,16 +41,12 @@ async def tournament(args: argparse.Namespace, root: Path) -> None:
             policy = "broadcast-best" if n % 2 == 0 else "none"
             team = await scheduler.add_team("offline", sharing=policy)
             policies[team.id] = policy
-        client = HttpJudgeClient(JudgeClientConfig(base_url=url, token=token, backend="local"))
-        judger = Judger(
-            runtime.lab,
-            run.id,
-            runtime.operator,
-            scheduler.candidates,
-            scheduler.board,
-            client,
-            JudgerSettings(poll_seconds=1.0),
-        )
+        opened = time.monotonic()
+        client = await runtime.judge_client()  # the embedded default: the local judge, started
+        assert client is not None
+        print(f"local judge started and answering in {time.monotonic() - opened:.1f} s")
+        runtime.judger_settings.save(JudgerSettings(poll_seconds=1.0))
+        judger = runtime.judger(scheduler, client)
         stop = asyncio.Event()
         judging = asyncio.create_task(judger.run(stop))
         started = time.time()

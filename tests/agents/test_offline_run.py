@@ -96,7 +96,8 @@ def test_kill_9_mid_run_then_resume_loses_and_repeats_nothing(lab_settings: Sett
         "PYTHONUNBUFFERED": "1",
         "COLUMNS": "200",
     }
-    argv = [sys.executable, "-m", "justkernel.cli.main", "run", "--minutes", "10"]
+    # the teams' crash and resume (the Judger's own restart is tests/collab/test_tournament.py)
+    argv = [sys.executable, "-m", "justkernel.cli.main", "run", "--minutes", "10", "--no-judger"]
     first = subprocess.Popen(
         [*argv, "--teams", "2", "--name", "crash test"],
         env=env,

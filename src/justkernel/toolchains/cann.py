@@ -38,6 +38,7 @@ from justkernel.toolchains.protocol import (
     JobSpec,
     Progress,
     ToolchainError,
+    check_spec,
     fingerprint,
 )
 from justkernel.workers.receipts import (
@@ -142,18 +143,6 @@ class CannToolchain:
             sandbox=None,  # runs natively on a dedicated CANN host, see the docs
         )
 
-    def _check_spec(self, spec: JobSpec, packs: Mapping[str, InputPack]) -> None:
-        if (spec.toolchain_id, spec.toolchain_version) != (self.id, self.version):
-            raise ToolchainError(
-                f"spec is for {spec.toolchain_id} {spec.toolchain_version}, "
-                f"this is {self.id} {self.version}"
-            )
-        if spec.operator != self.definition.name:
-            raise ToolchainError(f"spec is for operator {spec.operator}")
-        for role, digest in spec.input_packs.items():
-            if role not in packs or packs[role].pack_hash != digest:
-                raise ToolchainError(f"input pack {role!r} {digest[:12]} not provided")
-
     def inspect(self, source_dir: Path) -> CannProject:
         """The project check this toolchain applies (its tree hash goes into the JobSpec)."""
         return inspect_project(
@@ -175,7 +164,7 @@ class CannToolchain:
         progress: Progress | None = None,
     ) -> Receipt:
         await asyncio.to_thread(getattr, self, "version")  # the probe sources set_env.sh once
-        self._check_spec(spec, packs)
+        check_spec(spec, packs, (self.id, self.version), self.definition.name)
         os.makedirs(workdir, exist_ok=True)
         notify: Callable[[str], None] = progress or (lambda _stage: None)
         job = Draft(spec, self.executor(slot), LogSink(workdir / "logs"))

@@ -36,6 +36,7 @@ from justkernel.toolchains.protocol import (
     JobSpec,
     Progress,
     ToolchainError,
+    check_spec,
     fingerprint,
 )
 from justkernel.toolchains.sandbox import SandboxLimits
@@ -147,18 +148,6 @@ class CpuToolchain:
             cpu_model=self._facts["cpu_model"],
         )
 
-    def _check_spec(self, spec: JobSpec, packs: Mapping[str, InputPack]) -> None:
-        if (spec.toolchain_id, spec.toolchain_version) != (self.id, self.version):
-            raise ToolchainError(
-                f"spec is for {spec.toolchain_id} {spec.toolchain_version}, "
-                f"this is {self.id} {self.version}"
-            )
-        if spec.operator != self.definition.name:
-            raise ToolchainError(f"spec is for operator {spec.operator}")
-        for role, digest in spec.input_packs.items():
-            if role not in packs or packs[role].pack_hash != digest:
-                raise ToolchainError(f"input pack {role!r} {digest[:12]} not provided")
-
     async def run(
         self,
         spec: JobSpec,
@@ -170,7 +159,7 @@ class CpuToolchain:
         parallelism: int = 1,
         progress: Progress | None = None,
     ) -> Receipt:
-        self._check_spec(spec, packs)
+        check_spec(spec, packs, (self.id, self.version), self.definition.name)
         for folder in (workdir, workdir / "cases", workdir / "sim", workdir / "build"):
             _open_dir(folder)
         notify: Callable[[str], None] = progress or (lambda _stage: None)

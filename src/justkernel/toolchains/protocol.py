@@ -84,6 +84,24 @@ class ToolchainError(RuntimeError):
     """
 
 
+def check_spec(
+    spec: JobSpec, packs: Mapping[str, InputPack], toolchain: tuple[str, str], operator: str
+) -> None:
+    """Refuse a job meant for another toolchain version or operator, or missing an input
+    pack it names: a receipt must only ever describe the job that was asked for."""
+    toolchain_id, version = toolchain
+    if (spec.toolchain_id, spec.toolchain_version) != (toolchain_id, version):
+        raise ToolchainError(
+            f"spec is for {spec.toolchain_id} {spec.toolchain_version}, "
+            f"this is {toolchain_id} {version}"
+        )
+    if spec.operator != operator:
+        raise ToolchainError(f"spec is for operator {spec.operator}")
+    for role, digest in spec.input_packs.items():
+        if role not in packs or packs[role].pack_hash != digest:
+            raise ToolchainError(f"input pack {role!r} {digest[:12]} not provided")
+
+
 @runtime_checkable
 class Toolchain(Protocol):
     """Build, check and measure one candidate. Implementations must be safe to run concurrently
