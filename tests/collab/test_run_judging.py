@@ -122,5 +122,7 @@ def test_a_headless_run_judges_with_a_human_in_the_loop() -> None:
         process.wait(timeout=120)
         reader.join(timeout=10)
     assert process.returncode == 0, "".join(output[-40:])
+    shown = "".join(output[-60:])  # the final table's caption tells the Judger's progress
+    assert re.search(r"Judger: \d+ frozen, 1 submitted, 1 official results", shown), shown
     assert not (judge_dir / "server.json").exists()  # the judge it started has stopped
     assert_gone(judge["pid"], "the local judge the run started")

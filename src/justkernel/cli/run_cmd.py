@@ -26,7 +26,7 @@ def _cycles(value: int | None) -> str:
 
 
 def figures_table(figures: RunFigures, title: str) -> Table:
-    table = Table(title=title)
+    table = Table(title=title, caption=figures.judger.line())
     for column in ("team", "status", "best est. cycles", "experiments", "model calls", "tokens"):
         table.add_column(column)
     table.add_column("cost (USD)")

@@ -1,5 +1,6 @@
 """Per-team figures of a run, folded from the event log and the notebook: status, best cycles
-(with the receipt behind them), experiments, model calls, tokens and spend."""
+(with the receipt behind them), experiments, model calls, tokens and spend; and the Judger's
+progress: candidates frozen, submissions, official results and the best official pass."""
 
 from __future__ import annotations
 
@@ -31,6 +32,41 @@ class TeamFigures:
 
 
 @dataclass
+class JudgerFigures:
+    frozen: int = 0
+    submitted: int = 0
+    official_results: int = 0
+    official_passes: int = 0
+    best_prof_sum_us: float | None = None  # the best official pass; None until there is one
+
+    def feed(self, event: Event) -> None:
+        if event.kind == "candidate.frozen":
+            self.frozen += 1
+        elif event.kind == "judger.submission":
+            self.submitted += 1
+        elif event.kind == "official.result":
+            self.official_results += 1
+            if event.payload.get("status") != "official_pass":
+                return
+            self.official_passes += 1
+            prof = event.payload.get("prof_sum_us")
+            best = self.best_prof_sum_us
+            if prof is not None and (best is None or prof < best):
+                self.best_prof_sum_us = prof
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def line(self) -> str:
+        best = f"{self.best_prof_sum_us:,.1f} µs" if self.best_prof_sum_us is not None else "—"
+        return (
+            f"Judger: {self.frozen} frozen, {self.submitted} submitted, "
+            f"{self.official_results} official results ({self.official_passes} passed), "
+            f"best official {best}"
+        )
+
+
+@dataclass
 class RunFigures:
     """Folds events incrementally: call `feed` with new events, `refresh` for DB fields."""
 
@@ -38,9 +74,11 @@ class RunFigures:
     teams: dict[str, TeamFigures] = field(default_factory=dict)
     last_seq: int = 0
     providers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    judger: JudgerFigures = field(default_factory=JudgerFigures)
 
     def feed(self, event: Event) -> None:
         self.last_seq = max(self.last_seq, event.seq)
+        self.judger.feed(event)
         if event.team is None or event.kind != "model.response":
             return
         figures = self.teams.setdefault(event.team, TeamFigures(event.team))
@@ -87,4 +125,5 @@ class RunFigures:
         return {
             "teams": [t.to_dict() for t in sorted(self.teams.values(), key=lambda t: t.team_id)],
             "providers": self.providers,
+            "judger": self.judger.to_dict(),
         }
