@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from justkernel.evaluation.official_client import HttpJudgeClient
-from justkernel.judger.judger import DecisionRefused, Judger, decide
+from justkernel.judger.approvals import DecisionRefused, decide
+from justkernel.judger.judger import Judger
 from justkernel.judger.session import PresetReviews
 from justkernel.judger.settings import JudgerSettings, JudgerSettingsFile
 from justkernel.runtime import LabRuntime

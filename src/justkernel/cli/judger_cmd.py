@@ -109,7 +109,7 @@ def pending(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
 
 
 def _guard(factory: Any) -> Any:
-    from justkernel.judger.judger import DecisionRefused
+    from justkernel.judger.approvals import DecisionRefused
     from justkernel.store.runs import UnknownRun
 
     try:
@@ -121,8 +121,8 @@ def _guard(factory: Any) -> Any:
 
 
 def _decide(run_id: str, candidate_id: str, decision: str) -> None:
+    from justkernel.judger.approvals import decide
     from justkernel.judger.candidates import CandidateStore
-    from justkernel.judger.judger import decide
 
     async def go() -> dict[str, Any]:
         async with lab_context(settings_or_exit()) as lab:

@@ -26,6 +26,7 @@ from justkernel.evaluation.protocol import (
     JudgeRejected,
     JudgeUnavailable,
 )
+from justkernel.judger.approvals import decide
 from justkernel.judger.candidates import Candidate, CandidateStore
 from justkernel.judger.quota import Clock, quota_day, utc_clock
 from justkernel.judger.review import Review, review_candidate
@@ -41,11 +42,6 @@ log = logging.getLogger("justkernel.judger")
 
 # (model preset, frozen files, the rules' review) -> the final review; see judger.session
 ModelReview = Callable[[str, dict[str, bytes], Review], Awaitable[Review]]
-DECISIONS = ("approved", "rejected")
-
-
-class DecisionRefused(ValueError):
-    """A human decision that cannot be taken: no such candidate, or it is not waiting."""
 
 
 @dataclass(frozen=True)
@@ -470,34 +466,3 @@ class Judger:
                 "summary": f"{sub.team_id}'s {sub.candidate_id}: {status}",
             },
         )
-
-
-async def decide(
-    lab: Lab,
-    candidates: CandidateStore,
-    run_id: str,
-    candidate_id: str,
-    decision: str,
-    by: str,
-) -> dict[str, Any]:
-    """A human decision on a nomination that waits for approval, from any lab process (the
-    dashboard, `justkernel judger approve`): the candidate moves in the database, which the
-    running Judger reads on its next pass, and the decision is logged once. Returns the
-    `judger.approval` event."""
-    if decision not in DECISIONS:
-        raise DecisionRefused("decision must be approved or rejected")
-    try:
-        cand = await candidates.get(run_id, candidate_id)
-    except LookupError:
-        raise DecisionRefused(f"no candidate {candidate_id!r} in run {run_id}") from None
-    status = "approved_pending" if decision == "approved" else "rejected"
-    if not await candidates.transition(run_id, candidate_id, "awaiting_approval", status):
-        current = (await candidates.get(run_id, candidate_id)).status
-        raise DecisionRefused(f"{cand.id} is {current}, not awaiting approval")
-    event = await lab.events.append(
-        run_id,
-        "judger.approval",
-        {"candidate_id": candidate_id, "decision": decision, "by": by},
-        dedup_key=f"judger.approval:{candidate_id}",
-    )
-    return event.to_dict()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from justkernel.a2a.board import LabBoard
 from justkernel.a2a.external import is_external
-from justkernel.a2a.policies import DEFAULT_POLICY, POLICIES, SharingPolicy, shares_publicly
+from justkernel.a2a.policies import DEFAULT_POLICY, POLICIES, SharingPolicy
 from justkernel.agents.board_tools import BoardAccess
 from justkernel.agents.errors import ProviderConfigError, classify_error
 from justkernel.agents.harness import (
@@ -42,6 +43,7 @@ from justkernel.judger.candidates import CandidateStore
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
 from justkernel.scheduler.budget import BudgetCaps, BudgetGovernor
+from justkernel.scheduler.handoff import CandidateHandoff
 from justkernel.scheduler.limits import ModelCallLimiter, ProviderPaused
 from justkernel.scheduler.watchdog import Watchdog, WatchdogLimits
 from justkernel.settings.models import ModelPreset
@@ -100,7 +102,6 @@ class Scheduler:
         """`freeze_unverified` says, at each full receipt, whether the Judger wants sources
         that compiled but failed local precision too (its official-driven strategy)."""
         self.lab = lab
-        self.freeze_unverified = freeze_unverified
         self.run_id = run_id
         self.operator = operator
         self.evaluator = evaluator
@@ -111,6 +112,9 @@ class Scheduler:
         self.experiments = ExperimentBook(lab.db)
         self.board = LabBoard(lab.db, lab.events, self.registry)
         self.candidates = CandidateStore(lab.db, lab.events, lab.blobs)
+        self.handoff = CandidateHandoff(
+            run_id, self.candidates, self.board, freeze_unverified=freeze_unverified
+        )
         self.governance = Governance(
             limiter=ModelCallLimiter(self.config.model_calls, dict(self.config.per_provider)),
             budget=BudgetGovernor(self.config.caps),
@@ -195,17 +199,7 @@ class Scheduler:
         ctx.on_progress = progressed
         policy = team.config.get("sharing", DEFAULT_POLICY)
 
-        async def full_receipt(receipt: Any, files: dict[str, bytes], commit: str) -> str | None:
-            if receipt.status == "measured":
-                return await self._freeze_and_share(team, policy, receipt, files, commit)
-            if receipt.status == "incorrect" and self.freeze_unverified():
-                candidate, _new = await self.candidates.freeze(
-                    self.run_id, team.id, files, receipt, commit
-                )
-                return candidate.id  # for diagnosis only: never shared as a good candidate
-            return None
-
-        ctx.on_full_receipt = full_receipt
+        ctx.on_full_receipt = functools.partial(self.handoff.receive, team, policy)
         ctx.proposed = ProposedCases(
             self.lab.settings.resolved_data_dir / "proposed", self.run_id, team.id, self.operator
         )
@@ -244,42 +238,6 @@ class Scheduler:
         except (ValueError, ProviderConfigError) as exc:
             await self._on_pause(team.id, f"the team's agent cannot be built: {exc}")
             return None
-
-    # -- freezing and sharing -------------------------------------------------------------
-    async def _freeze_and_share(
-        self,
-        team: Team,
-        policy: SharingPolicy,
-        receipt: Any,
-        files: dict[str, bytes],
-        commit: str,
-    ) -> str | None:
-        """Freeze every measured source for the Judger; broadcast it when it is the team's
-        new best (the broadcast-best policy), as the sharing policy allows."""
-        previous = [
-            c.cycles_sum
-            for c in await self.candidates.list(self.run_id, team_id=team.id)
-            if c.cycles_sum is not None and c.source_sha256 != receipt.source_sha256
-        ]
-        candidate, new = await self.candidates.freeze(self.run_id, team.id, files, receipt, commit)
-        cycles = candidate.cycles_sum
-        is_best = cycles is not None and all(cycles < p for p in previous)
-        if new and is_best and shares_publicly(policy):
-            await self.board.post(
-                self.run_id,
-                sender=team.id,
-                sender_message_id=f"share:{candidate.id}",
-                recipient="all",
-                type="candidate",
-                payload={
-                    "candidate_id": candidate.id,
-                    "total_est_cycles": cycles,
-                    "receipt_id": candidate.receipt_key,
-                    "source_sha256": candidate.source_sha256,
-                    "summary": f"{team.display_name}: new best {cycles:,} est. cycles",
-                },
-            )
-        return candidate.id
 
     # -- pauses ---------------------------------------------------------------------------
     async def _on_pause(self, team_id: str, reason: str) -> None:

@@ -1,6 +1,6 @@
 """The Judger's dashboard controls, bound to the Judger itself: settings are the shared
 `DATA_DIR/judger.json` that a running Judger re-reads before every pass, and approve / reject
-are `judger.judger.decide`, which moves the candidate in the database (the Judger submits an
+are `judger.approvals.decide`, which moves the candidate in the database (the Judger submits an
 approved one on its next pass) and logs one `judger.approval` event.
 
 A decision is taken only while the candidate awaits approval, with a conditional update, so a
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from justkernel.judger.approvals import DecisionRefused, decide
 from justkernel.judger.candidates import CandidateStore
-from justkernel.judger.judger import DecisionRefused, decide
 from justkernel.judger.settings import (
     JudgerSettings,
     JudgerSettingsError,

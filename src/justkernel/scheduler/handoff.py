@@ -1,0 +1,85 @@
+"""What a team's full simulation hands to the Judger: the scheduler freezes every measured
+source (an immutable snapshot with its receipt) and, as the team's sharing policy allows,
+broadcasts it to the other teams when it is the team's new best. Under the Judger's
+official-driven strategy, sources that compiled but failed local precision are frozen too,
+for diagnosis only: they are never shared as good candidates."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from justkernel.a2a.board import LabBoard
+from justkernel.a2a.policies import SharingPolicy, shares_publicly
+from justkernel.judger.candidates import CandidateStore
+from justkernel.teams.registry import Team
+
+
+class CandidateHandoff:
+    def __init__(
+        self,
+        run_id: str,
+        candidates: CandidateStore,
+        board: LabBoard,
+        *,
+        freeze_unverified: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """`freeze_unverified` says, at each full receipt, whether the Judger wants sources
+        that compiled but failed local precision too (its official-driven strategy)."""
+        self.run_id = run_id
+        self.candidates = candidates
+        self.board = board
+        self.freeze_unverified = freeze_unverified
+
+    async def receive(
+        self,
+        team: Team,
+        policy: SharingPolicy,
+        receipt: Any,
+        files: dict[str, bytes],
+        commit: str,
+    ) -> str | None:
+        """The frozen candidate's id for a full receipt, or None when nothing was frozen."""
+        if receipt.status == "measured":
+            return await self._freeze_and_share(team, policy, receipt, files, commit)
+        if receipt.status == "incorrect" and self.freeze_unverified():
+            candidate, _new = await self.candidates.freeze(
+                self.run_id, team.id, files, receipt, commit
+            )
+            return candidate.id
+        return None
+
+    async def _freeze_and_share(
+        self,
+        team: Team,
+        policy: SharingPolicy,
+        receipt: Any,
+        files: dict[str, bytes],
+        commit: str,
+    ) -> str | None:
+        """Freeze every measured source for the Judger; broadcast it when it is the team's
+        new best (the broadcast-best policy), as the sharing policy allows."""
+        previous = [
+            c.cycles_sum
+            for c in await self.candidates.list(self.run_id, team_id=team.id)
+            if c.cycles_sum is not None and c.source_sha256 != receipt.source_sha256
+        ]
+        candidate, new = await self.candidates.freeze(self.run_id, team.id, files, receipt, commit)
+        cycles = candidate.cycles_sum
+        is_best = cycles is not None and all(cycles < p for p in previous)
+        if new and is_best and shares_publicly(policy):
+            await self.board.post(
+                self.run_id,
+                sender=team.id,
+                sender_message_id=f"share:{candidate.id}",
+                recipient="all",
+                type="candidate",
+                payload={
+                    "candidate_id": candidate.id,
+                    "total_est_cycles": cycles,
+                    "receipt_id": candidate.receipt_key,
+                    "source_sha256": candidate.source_sha256,
+                    "summary": f"{team.display_name}: new best {cycles:,} est. cycles",
+                },
+            )
+        return candidate.id
