@@ -427,13 +427,9 @@ class Judger:
             and result.prof_sum_us is not None
             and (best_prof is None or result.prof_sum_us < best_prof)
         )
-        async with self.lab.db.writer.begin() as conn:
-            await conn.execute(
-                update(submissions)
-                .where(submissions.c.id == sub.id)
-                .values(status=status, result=data, finished_at=utc_now_iso())
-            )
-        await self.candidates.set_status(self.run_id, sub.candidate_id, status)
+        # the news first, the submission's state last: while it still reads "submitted" the
+        # Judger is busy, so a run cannot end between the result and its feedback (both are
+        # deduplicated, so a crash in between repeats nothing on the next pass)
         await self.lab.events.append(
             self.run_id,
             "official.result",
@@ -466,3 +462,10 @@ class Judger:
                 "summary": f"{sub.team_id}'s {sub.candidate_id}: {status}",
             },
         )
+        async with self.lab.db.writer.begin() as conn:
+            await conn.execute(
+                update(submissions)
+                .where(submissions.c.id == sub.id)
+                .values(status=status, result=data, finished_at=utc_now_iso())
+            )
+        await self.candidates.set_status(self.run_id, sub.candidate_id, status)

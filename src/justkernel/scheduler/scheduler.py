@@ -340,6 +340,9 @@ class Scheduler:
                 if deadline is not None and loop.time() >= deadline:
                     reason = "time limit reached"
                     break
+                # asked before the teams are looked at: once `busy` says no, the news it was
+                # waiting for is already on the board, so a team it is for is woken below
+                waiting = busy is not None and not self._running and await busy()
                 teams = await self.registry.list(self.run_id, include_exited=False)
                 for team in teams:
                     if await self._eligible(team):
@@ -348,7 +351,6 @@ class Scheduler:
                     if self.stopped_reason:
                         reason = self.stopped_reason
                         break
-                    waiting = busy is not None and await busy()
                     if not self._backing_off() and not waiting:
                         break
                     await asyncio.sleep(0.5)
