@@ -1,0 +1,1 @@
+"""Attacks from the security review (issue 11): each test reproduces one and checks the defence."""
