@@ -1,0 +1,55 @@
+"""JSON from untrusted hands (HTTP bodies, imported bundles, judge requests).
+
+`json.loads` recurses once per nesting level: a body of ten thousand `[` ends in a
+`RecursionError` (a 500), and a few hundred levels pass the parser only to make the next
+recursive walk (pydantic, a redactor, a renderer) fail instead. Every parser of outside JSON
+calls `loads_bounded`, which turns both into a plain `ValueError` with a message a client can
+act on, so the caller answers 400 and nothing deeper ever sees a pathological document.
+"""
+
+from __future__ import annotations
+
+import json
+
+DEFAULT_MAX_DEPTH = 64
+
+
+def loads_bounded(data: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> object:
+    """Parse `data` as JSON; `ValueError` if it is not JSON or nests deeper than `max_depth`.
+
+    Depth counts containers: `1` and `{}` are depth 0 and 1, `[[1]]` is depth 2.
+    """
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise ValueError(_too_deep(max_depth)) from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"the JSON is not valid UTF-8 (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    if depth_exceeds(value, max_depth):
+        raise ValueError(_too_deep(max_depth))
+    return value
+
+
+def depth_exceeds(value: object, max_depth: int) -> bool:
+    """Whether `value` nests lists/dicts deeper than `max_depth`, without recursing."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children = list(node.values())
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth + 1 > max_depth:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _too_deep(max_depth: int) -> str:
+    return f"the JSON nests deeper than {max_depth} levels of arrays and objects"
