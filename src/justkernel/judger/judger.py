@@ -28,6 +28,7 @@ from justkernel.evaluation.protocol import (
 )
 from justkernel.judger.approvals import decide
 from justkernel.judger.candidates import Candidate, CandidateStore
+from justkernel.judger.feedback import point_feedback
 from justkernel.judger.quota import Clock, quota_day, utc_clock
 from justkernel.judger.review import Review, review_candidate
 from justkernel.judger.settings import JudgerSettings, JudgerSettingsFile
@@ -402,17 +403,7 @@ class Judger:
         champion = await self.champion()
         passed = result.passed
         status = "official_pass" if passed else "official_fail"
-        points = [
-            {
-                "id": p.id,
-                "passed": p.passed,
-                "error_ratio": p.error_ratio,
-                "time_us": p.time_us,
-                "best_time_us": p.best_time_us,
-                "outcome": p.outcome,
-            }
-            for p in result.points
-        ]
+        points = point_feedback(result)
         data = {
             "submission_id": sub.id,
             "candidate_id": sub.candidate_id,
