@@ -59,7 +59,11 @@ def test_local_presets_are_written_with_tomli_w_and_overlay(tmp_path: Path) -> N
     save_local_preset(local, preset)
     save_local_preset(local, ModelPreset(name="other", provider="openai", model="gpt-x"))
     presets = load_model_presets(local)
-    assert presets["my-qwen"] == preset
+    # the key a local preset uses is always its own, whatever it named
+    assert presets["my-qwen"] == preset.model_copy(
+        update={"api_key_secret": "preset:my-qwen:api_key"}
+    )
+    assert "my_key" not in local.read_text()
     assert "other" in presets and "offline" in presets
 
 

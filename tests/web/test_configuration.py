@@ -91,15 +91,15 @@ def test_model_key_is_stored_encrypted_and_never_comes_back(
     for path in ("/api/config/models", "/api/config/workers", "/api/config/task", "/api/runs"):
         assert key not in api.get(path).text
 
-    # stored: the preset in models.local.toml (naming the secret), the key encrypted
+    # stored: the preset in models.local.toml (naming no secret), the key encrypted with it
     local = tomllib.loads((lab_dir / "models.local.toml").read_text())
     preset = local["models"]["scripted"]
-    assert preset["api_key_secret"] == "scripted_api_key"
+    assert "api_key_secret" not in preset
     assert preset["reasoning_effort"] == "low"
     assert key not in (lab_dir / "models.local.toml").read_text()
     store = SecretsStore(lab_dir / "config")
     assert key not in store.data_file.read_text()
-    stored = store.get("scripted_api_key")
+    stored = store.get("preset:scripted:api_key")
     assert stored is not None and stored.reveal() == key
 
 

@@ -16,13 +16,9 @@ from langchain_core.language_models import BaseChatModel
 from justkernel.agents.errors import ProviderConfigError
 from justkernel.agents.provider_compat import CompatChatOpenAI
 from justkernel.agents.provider_deepseek import DeepSeekChatOpenAI
-from justkernel.settings.models import ModelPreset
+from justkernel.settings.models import DEFAULT_BASE_URLS, ModelPreset, preset_secret_name
 from justkernel.settings.secrets import SecretsStore
 
-DEFAULT_BASE_URLS: dict[str, str] = {
-    "openai": "https://api.openai.com/v1",
-    "deepseek": "https://api.deepseek.com/v1",
-}
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_TIMEOUT_S = 120.0
 # local servers (vLLM, llama.cpp, Ollama) accept any key; a placeholder keeps the SDK from
@@ -48,6 +44,9 @@ def _api_key(preset: ModelPreset, secrets: SecretsStore) -> str:
             f"{preset.provider!r}"
         )
     secret = secrets.get(preset.api_key_secret)
+    own = preset.api_key_secret == preset_secret_name(preset.name)
+    if secret is None and own and preset.provider == "openai_compatible":
+        return _NO_KEY_PLACEHOLDER  # a local preset saved without a key: a keyless server
     if secret is None:
         raise ProviderConfigError(
             f"model preset {preset.name!r}: the API key secret {preset.api_key_secret!r} is "

@@ -1,6 +1,10 @@
 """Model presets: public ones from `models.toml`, the user's own from `models.local.toml`.
 
-Presets never carry credentials: a preset names the secret (`api_key_secret`) that holds its key.
+Presets never carry credentials, and never choose whose credential they use: the lab decides.
+A shipped preset uses its provider's key (`qwen_api_key`), a local preset the key stored with
+it (`preset:<name>:api_key`). Whatever `api_key_secret` a local file names is ignored, so a
+preset saved by a hostile client (or a file written before this rule) cannot send the judge
+token or another provider's key to a URL of its choosing.
 """
 
 from __future__ import annotations
@@ -16,6 +20,11 @@ from justkernel.paths import public_models_file
 from justkernel.settings.config import ConfigError
 
 Provider = Literal["offline", "openai", "deepseek", "qwen", "openai_compatible"]
+# where a provider's requests go when a preset sets no base_url
+DEFAULT_BASE_URLS: dict[str, str] = {
+    "openai": "https://api.openai.com/v1",
+    "deepseek": "https://api.deepseek.com/v1",
+}
 
 
 class ModelPreset(BaseModel):
@@ -29,7 +38,7 @@ class ModelPreset(BaseModel):
     display_name: str | None = None
     description: str | None = None
     base_url: str | None = None
-    api_key_secret: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    api_key_secret: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:-]{1,128}$")
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
     max_output_tokens: int | None = Field(default=None, gt=0)
     input_price_per_mtok: float | None = Field(default=None, ge=0)
@@ -47,7 +56,31 @@ class ModelPreset(BaseModel):
         return self.input_price_per_mtok is not None and self.output_price_per_mtok is not None
 
 
-def _read_presets(path: Path) -> dict[str, ModelPreset]:
+def preset_secret_name(name: str) -> str:
+    """The secret that holds a local preset's own key."""
+    return f"preset:{name}:api_key"
+
+
+def provider_secret_name(provider: str) -> str:
+    """The one secret a shipped preset of `provider` may use."""
+    return f"{provider}_api_key"
+
+
+def _own_key(preset: ModelPreset, shipped: bool, path: Path) -> ModelPreset:
+    """The preset with the only key reference it may have."""
+    if shipped:
+        allowed = provider_secret_name(preset.provider)
+        if preset.api_key_secret not in (None, allowed):
+            raise ConfigError(
+                f"{path}: models.{preset.name}.api_key_secret: a shipped preset may use only "
+                f"its provider's key, {allowed!r}"
+            )
+        return preset
+    own = None if preset.provider == "offline" else preset_secret_name(preset.name)
+    return preset.model_copy(update={"api_key_secret": own})
+
+
+def _read_presets(path: Path, *, shipped: bool = False) -> dict[str, ModelPreset]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -60,7 +93,7 @@ def _read_presets(path: Path) -> dict[str, ModelPreset]:
         if not isinstance(body, dict):
             raise ConfigError(f"{path}: models.{name} must be a table")
         try:
-            presets[name] = ModelPreset(name=name, **body)
+            presets[name] = _own_key(ModelPreset(name=name, **body), shipped, path)
         except ValidationError as exc:
             problems = "; ".join(
                 f"models.{name}.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
@@ -72,19 +105,20 @@ def _read_presets(path: Path) -> dict[str, ModelPreset]:
 
 def load_model_presets(local_file: Path | None = None) -> dict[str, ModelPreset]:
     """Public presets overlaid by the user's local ones (a local one may replace a public one)."""
-    presets = _read_presets(public_models_file())
+    presets = _read_presets(public_models_file(), shipped=True)
     if local_file is not None and local_file.is_file():
         presets.update(_read_presets(local_file))
     return presets
 
 
 def save_local_preset(local_file: Path, preset: ModelPreset) -> None:
-    """Add or replace one preset in the local file, keeping the others; atomic replace."""
+    """Add or replace one preset in the local file, keeping the others; atomic replace.
+    No key reference is written: a local preset's key is always `preset_secret_name`."""
     existing = _read_presets(local_file) if local_file.is_file() else {}
     existing[preset.name] = preset
     doc = {
         "models": {
-            name: p.model_dump(exclude={"name"}, exclude_none=True)
+            name: p.model_dump(exclude={"name", "api_key_secret"}, exclude_none=True)
             for name, p in sorted(existing.items())
         }
     }

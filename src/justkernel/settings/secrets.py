@@ -17,7 +17,7 @@ from cryptography.fernet import Fernet, InvalidToken
 
 from justkernel.settings import redaction
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")  # `preset:<name>:api_key` fits
 
 
 class SecretsError(Exception):
@@ -91,7 +91,7 @@ class SecretsStore:
     @staticmethod
     def _check_name(name: str) -> None:
         if not _NAME_RE.match(name):
-            raise SecretsError(f"invalid secret name {name!r}: use letters, digits, _ . -")
+            raise SecretsError(f"invalid secret name {name!r}: use letters, digits, _ . : -")
 
     def set(self, name: str, value: str) -> None:
         """Store (or replace) one secret, encrypted."""

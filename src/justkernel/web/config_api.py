@@ -8,6 +8,7 @@ field (`400 {"errors": {...}}`). The demo server refuses every change (403).
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -16,14 +17,21 @@ from starlette.routing import Route
 
 from justkernel.lab import Lab
 from justkernel.settings import redaction
-from justkernel.settings.models import ModelPreset, load_model_presets, save_local_preset
+from justkernel.settings.models import (
+    DEFAULT_BASE_URLS,
+    ModelPreset,
+    load_model_presets,
+    preset_secret_name,
+    save_local_preset,
+)
+from justkernel.settings.secrets import SecretsStore
 from justkernel.web.forms import FormErrors, json_body, parse_model
 from justkernel.web.hosts_config import delete_host, list_hosts, save_host
 
 PROVIDERS = ["offline", "openai", "deepseek", "qwen", "openai_compatible"]
 EFFORTS = ["minimal", "low", "medium", "high"]
-# providers with a built-in base URL (agents.providers.DEFAULT_BASE_URLS); others need one
-HAS_DEFAULT_URL = {"offline", "openai", "deepseek"}
+# providers with a built-in base URL; others need one
+HAS_DEFAULT_URL = set(DEFAULT_BASE_URLS) | {"offline"}
 MAX_KEY = 4096
 
 
@@ -83,39 +91,84 @@ def _clean(form: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def validate_model_form(form: dict[str, Any], stored: set[str]) -> tuple[ModelPreset, str | None]:
-    """The preset to save and the key to store (None: keep the stored one)."""
+@dataclass(frozen=True)
+class ModelChange:
+    """What saving a preset does to keys: store `key`, or copy `carried` (the key of the same
+    preset at the same address) into the preset's own secret, or drop the preset's key."""
+
+    preset: ModelPreset
+    key: str | None
+    carried: str | None
+
+
+def _address(preset: ModelPreset) -> tuple[str, str]:
+    url = preset.base_url or DEFAULT_BASE_URLS.get(preset.provider, "")
+    return preset.provider, url.rstrip("/")
+
+
+def validate_model_form(
+    form: dict[str, Any], stored: set[str], existing: ModelPreset | None = None
+) -> ModelChange:
+    """The preset to save and what happens to its key. The client never names a secret: a
+    key goes with its preset, and only as far as the preset's provider and base URL."""
     body = _clean(form)
+    if "api_key_secret" in body:
+        raise FormErrors(
+            {"api_key_secret": "the lab names a preset's key itself; send the key as api_key"}
+        )
     key = body.pop("api_key", None)
     if key is not None and (not isinstance(key, str) or len(key) > MAX_KEY):
         raise FormErrors({"api_key": f"must be text of at most {MAX_KEY} characters"})
-    provider = body.get("provider")
-    if provider not in (None, "offline") and "api_key_secret" not in body:
-        body["api_key_secret"] = f"{body.get('name', 'model')}_api_key"[:64]
-    preset = parse_model(ModelPreset, body)
+    parsed = parse_model(ModelPreset, body)
+    own = None if parsed.provider == "offline" else preset_secret_name(parsed.name)
+    preset = parsed.model_copy(update={"api_key_secret": own})
+    same_address = existing is not None and _address(existing) == _address(preset)
+    carried = None
+    if key is None and same_address and existing is not None and existing.api_key_secret:
+        carried = existing.api_key_secret if existing.api_key_secret in stored else None
     errors: dict[str, str] = {}
     if preset.provider not in HAS_DEFAULT_URL and not preset.base_url:
         errors["base_url"] = f"provider {preset.provider} needs a base URL"
     needs_key = preset.provider not in ("offline", "openai_compatible")
-    if needs_key and key is None and preset.api_key_secret not in stored:
-        errors["api_key"] = "enter the API key (it is stored encrypted, never shown again)"
+    if needs_key and key is None and carried is None:
+        errors["api_key"] = (
+            "enter the API key (it is stored encrypted, never shown again)"
+            if existing is None or same_address
+            else "a new provider or base URL needs its API key entered again"
+        )
     if preset.provider == "offline" and key is not None:
         errors["api_key"] = "the offline model takes no key"
     if errors:
         raise FormErrors(errors)
-    return preset, key
+    return ModelChange(preset, key, carried)
+
+
+def _apply_key(secrets: SecretsStore, change: ModelChange) -> None:
+    own = change.preset.api_key_secret
+    if own is None:
+        return
+    if change.key is not None:
+        secrets.set(own, change.key)
+    elif change.carried is None:
+        secrets.delete(own)
+    elif change.carried != own:
+        value = secrets.get(change.carried)
+        if value is not None:
+            secrets.set(own, value.reveal())
 
 
 async def save_model(request: Request) -> Response:
     refuse_in_demo(request)
     lab = _lab(request)
     form = await json_body(request)
-    preset, key = validate_model_form(form, set(lab.secrets.names()))
-    if key is not None and preset.api_key_secret:
-        lab.secrets.set(preset.api_key_secret, key)
-    save_local_preset(lab.settings.models_local_file, preset)
+    presets = load_model_presets(lab.settings.models_local_file)
+    name = form.get("name")
+    existing = presets.get(name) if isinstance(name, str) else None
+    change = validate_model_form(form, set(lab.secrets.names()), existing)
+    _apply_key(lab.secrets, change)
+    save_local_preset(lab.settings.models_local_file, change.preset)
     stored = set(lab.secrets.names())
-    return JSONResponse({"model": _preset_view(preset, _local_names(lab), stored)})
+    return JSONResponse({"model": _preset_view(change.preset, _local_names(lab), stored)})
 
 
 async def test_model(request: Request) -> Response:

@@ -37,19 +37,39 @@ def list_hosts(path: Path) -> list[dict[str, Any]]:
     return [h.model_dump(mode="json") for h in load_hosts(path)]
 
 
+ADDRESS_FIELDS = ("address", "port", "user")
+
+
+def _same_address(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    defaults = {"port": 22}
+    return all(old.get(f, defaults.get(f)) == new.get(f, defaults.get(f)) for f in ADDRESS_FIELDS)
+
+
 def save_host(path: Path, secrets: SecretsStore, form: dict[str, Any]) -> dict[str, Any]:
     """Add or replace one host; a `password` goes to the secrets store, never to the file.
 
     Fields the form does not show (`worker_command`, `known_hosts_file`, ...) keep the values
-    already in the file, so editing a host by hand and through the dashboard can be mixed."""
+    already in the file, so editing a host by hand and through the dashboard can be mixed. The
+    client never names a secret, and a stored password goes only to the address, port and user
+    it was entered for: changing one of them needs the password again."""
     body = {k: v for k, v in form.items() if v not in (None, "")}
+    if "password_secret" in body:
+        raise FormErrors(
+            {"password_secret": "the lab names a host's password itself; send it as password"}
+        )
     password = body.pop("password", None)
     if password is not None and not isinstance(password, str):
         raise FormErrors({"password": "must be text"})
     name = str(body.get("name", ""))
     doc = _read_table(path)
     hosts = doc.setdefault("hosts", {})
-    body = {**(hosts.get(name) or {}), **body}
+    old = hosts.get(name) or {}
+    body = {**old, **body}
+    moved = bool(old) and not _same_address(old, body)
+    if moved and not password and body.pop("password_secret", None) and "key_file" not in body:
+        raise FormErrors(
+            {"password": "the address, port or user changed: enter the password for it again"}
+        )
     if password:
         body["password_secret"] = password_secret_name(name or "host")
     host = parse_model(HostConfig, body)
@@ -57,6 +77,8 @@ def save_host(path: Path, secrets: SecretsStore, form: dict[str, Any]) -> dict[s
         raise FormErrors({"key_file": "give a key file or a password"})
     if password:
         secrets.set(host.password_secret or password_secret_name(host.name), password)
+    elif moved and host.password_secret is None:
+        secrets.delete(password_secret_name(host.name))
     hosts[host.name] = host.model_dump(mode="json", exclude={"name"}, exclude_defaults=True)
     _write(path, doc)
     return host.model_dump(mode="json")
