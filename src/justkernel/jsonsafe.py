@@ -24,7 +24,7 @@ def loads_bounded(data: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> o
     except RecursionError:
         raise ValueError(_too_deep(max_depth)) from None
     except UnicodeDecodeError as exc:
-        raise ValueError(f"the JSON is not valid UTF-8 (byte {exc.start})") from None
+        raise ValueError(f"not valid JSON: not {exc.encoding} text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise ValueError(
             f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"

@@ -3,12 +3,13 @@ so the page can put each message under the field it is about."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+
+from justkernel.jsonsafe import loads_bounded
 
 MAX_BODY = 256 * 1024
 
@@ -43,14 +44,34 @@ def parse_model(model: type[BaseModel], data: Any, prefix: str = "") -> Any:
         raise FormErrors(field_errors(exc, prefix)) from None
 
 
+class BodyTooLarge(ValueError):
+    """The body is over the limit: 413, answered before the rest of it is read."""
+
+
+async def read_body(request: Request, limit: int = MAX_BODY) -> bytes:
+    """The body, refused as soon as it is known to exceed `limit`: by its Content-Length
+    before reading anything, else by counting while it streams in."""
+    too_large = f"the request is over {limit // 1024} KiB"
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.strip().isdigit():
+            raise FormErrors({"form": "the Content-Length header is not a number"})
+        if int(declared) > limit:
+            raise BodyTooLarge(too_large)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise BodyTooLarge(too_large)
+    return bytes(body)
+
+
 async def json_body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise FormErrors({"form": f"the request is over {MAX_BODY // 1024} KiB"})
+    raw = await read_body(request)
     try:
-        data = json.loads(raw or b"{}")
-    except ValueError:
-        raise FormErrors({"form": "the request body is not JSON"}) from None
+        data = loads_bounded(raw or b"{}")
+    except ValueError as exc:
+        raise FormErrors({"form": str(exc)}) from None
     if not isinstance(data, dict):
         raise FormErrors({"form": "expected a JSON object"})
     return data
@@ -61,8 +82,12 @@ async def form_errors(_request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": "invalid", "errors": exc.errors}, status_code=400)
 
 
+async def body_too_large(_request: Request, exc: Exception) -> Response:
+    return JSONResponse({"error": "too_large", "detail": str(exc)}, status_code=413)
+
+
 async def conflict(_request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": "conflict", "detail": str(exc)}, status_code=409)
 
 
-exception_handlers = {FormErrors: form_errors, Conflict: conflict}
+exception_handlers = {FormErrors: form_errors, BodyTooLarge: body_too_large, Conflict: conflict}
