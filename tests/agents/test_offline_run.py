@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _source_sha_at(workspace: TeamWorkspace, commit: str, dest: Path) -> str:
     """The evaluator's source hash of the candidate as committed at `commit`."""
     archive = subprocess.run(
-        ["git", "-C", str(workspace.root), "archive", commit],
+        ["git", "--git-dir", str(workspace.git_dir), "archive", commit],
         capture_output=True,
         check=True,
     ).stdout

@@ -28,6 +28,7 @@ from justkernel.reports.fold import RunState, fold_into
 from justkernel.reports.svg import cycles_plot
 from justkernel.reports.team_state import TeamState
 from justkernel.store import Run
+from justkernel.teams.git import GitError, git_dir_of, run_git
 
 BEST_SHOWN = 3
 DIFF_LIMIT = 20000
@@ -50,18 +51,27 @@ def _gain(team: TeamState) -> str | None:
 
 
 def _git_diff(workspace: Path, base: str, head: str) -> str | None:
-    if not (workspace / ".git").exists():
+    """The committed change between two snapshots, read from the workspace's repository
+    (beside the tree; inside it for an earlier session's workspace, which is only read)."""
+    git_dir = git_dir_of(workspace)
+    if not git_dir.is_dir():
+        git_dir = workspace / ".git"
+    if not git_dir.is_dir() or git_dir.is_symlink():
         return None
     try:
-        out = subprocess.run(
-            ["git", "-C", str(workspace), "diff", f"{base}..{head}", "--", *EDITABLE],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
+        out = run_git(
+            git_dir,
+            None,
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            f"{base}..{head}",
+            "--",
+            *EDITABLE,
+        )
+    except (OSError, subprocess.SubprocessError, GitError):
         return None
+    out += "\n" if out else ""
     return out if len(out) <= DIFF_LIMIT else out[:DIFF_LIMIT] + "\n… (clipped)\n"
 
 

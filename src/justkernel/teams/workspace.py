@@ -1,35 +1,28 @@
-"""A team's workspace: its own git repository, initialised from the operator's project template.
+"""A team's workspace: the operator's project template, with its own git repository beside it.
 
 Every path a team tool touches goes through `resolve`, which confines it to the workspace:
 absolute paths are taken as workspace-rooted (the agent sees the workspace as `/`), `..` and
-symlinks are refused, forbidden files cannot be written, and git internals are off limits.
-The hidden judge cases and other teams' workspaces are never inside, so they cannot be reached.
+symlinks are refused, forbidden files cannot be written, and no part of a path may be a name git
+reads as its own (`teams.relpath`), at any depth. The repository lives outside the tree
+(`teams.git`), so the team can neither read nor plant git configuration, and snapshots never
+run anything a team wrote. The hidden judge cases and other teams' workspaces are never inside.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from justkernel.operators import OperatorDefinition
 from justkernel.paths import resources_dir
+from justkernel.teams.git import WorkspaceRepo
+from justkernel.teams.relpath import relpath_problem
 
-_GIT_ENV = {
-    "GIT_AUTHOR_NAME": "JustKernel team",
-    "GIT_AUTHOR_EMAIL": "team@justkernel.local",
-    "GIT_COMMITTER_NAME": "JustKernel team",
-    "GIT_COMMITTER_EMAIL": "team@justkernel.local",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "HOME": "/nonexistent",
-}
 SPEC_NAME = "spec.md"
 SCRATCH_DIR = "scratch"  # the team's free folder: notes, fetched candidates, large tool output
 SKILLS_DIR = "skills"  # read-only copies of resources/skills, loaded by the harness
-PRIVATE_PARTS = {".git"}
 # top-level entries that belong to the workspace, not to the candidate project
 WORKSPACE_ONLY = {".git", ".gitignore", "build", SCRATCH_DIR, SKILLS_DIR, SPEC_NAME}
 
@@ -60,13 +53,20 @@ class TeamWorkspace:
     def __init__(self, root: Path, operator: OperatorDefinition) -> None:
         self.root = root.resolve()
         self.operator = operator
+        self.repo = WorkspaceRepo(self.root)
+        self.repo.move_out_of_tree()  # an earlier session's workspace kept `.git` inside
+
+    @property
+    def git_dir(self) -> Path:
+        return self.repo.git_dir
 
     # -- creation -------------------------------------------------------------------------
     @classmethod
     def create(cls, root: Path, operator: OperatorDefinition) -> TeamWorkspace:
-        """Copy the template and the spec, `git init`, and commit the baseline (idempotent)."""
+        """Copy the template and the spec, create the repository beside the tree, and commit
+        the baseline (idempotent)."""
         ws = cls(root, operator)
-        if (ws.root / ".git").is_dir():
+        if ws.repo.exists() and ws.repo.has_head():
             return ws
         ws.root.mkdir(parents=True, exist_ok=True)
         shutil.copytree(operator.project_dir, ws.root, dirs_exist_ok=True)
@@ -74,36 +74,18 @@ class TeamWorkspace:
         shutil.copytree(resources_dir() / "skills", ws.root / SKILLS_DIR, dirs_exist_ok=True)
         (ws.root / SCRATCH_DIR).mkdir(exist_ok=True)
         (ws.root / SCRATCH_DIR / ".keep").write_text("")
-        (ws.root / ".gitignore").write_text("build/\n")
-        ws._git("init", "-q", "-b", "main")
-        ws._git("add", "-A")
-        ws._git("commit", "-q", "-m", "baseline from the operator template")
+        ws.repo.init()
+        ws.repo.commit("baseline from the operator template")
         return ws
-
-    def _git(self, *args: str) -> str:
-        result = subprocess.run(
-            ["git", "-C", str(self.root), *args],
-            env={**os.environ, **_GIT_ENV},
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        if result.returncode != 0:
-            raise RuntimeError(f"git {args[0]} failed: {result.stderr.strip()[:500]}")
-        return result.stdout.strip()
 
     # -- confinement ----------------------------------------------------------------------
     def resolve(self, path: str, *, write: bool = False) -> Path:
         """The host path for an agent-visible path, or `WorkspaceError` saying why not."""
         if "\0" in path:
             raise WorkspaceError(f"{path!r}: invalid path")
-        rel = PurePosixPath(path.replace("\\", "/"))
-        if rel.is_absolute():
-            rel = rel.relative_to("/")
-        if ".." in rel.parts:
-            raise WorkspaceError(f"{path}: '..' is not allowed; paths stay inside the workspace")
-        if rel.parts and rel.parts[0] in PRIVATE_PARTS:
-            raise WorkspaceError(f"{path}: git internals are not accessible")
+        rel = PurePosixPath(path.replace("\\", "/").lstrip("/"))
+        if rel.parts and (problem := relpath_problem(rel.as_posix())) is not None:
+            raise WorkspaceError(f"{path}: {problem}")
         current = self.root
         for part in rel.parts:
             current = current / part
@@ -122,47 +104,44 @@ class TeamWorkspace:
 
     # -- source state ---------------------------------------------------------------------
     def editable_files(self) -> dict[str, bytes]:
-        files: dict[str, bytes] = {}
-        for path in sorted(self.root.rglob("*")):
-            rel = path.relative_to(self.root).as_posix()
-            if rel.startswith(".git/") or not path.is_file() or path.is_symlink():
-                continue
-            if self.operator.paths.access(rel) == "editable":
-                files[rel] = path.read_bytes()
-        return files
+        return {
+            rel: (self.root / rel).read_bytes()
+            for rel in self.repo.tree_files()
+            if self.operator.paths.access(rel) == "editable"
+        }
 
     def export_candidate(self, dest: Path) -> Path:
-        """Copy the candidate project (the operator's files, without notes, skills, spec or
-        git) to `dest`: exactly what an evaluation or a submission sees."""
+        """Copy the candidate project (the operator's files, without notes, skills, spec,
+        links or anything git reads as its own) to `dest`: exactly what an evaluation or a
+        submission sees."""
         dest.mkdir(parents=True, exist_ok=True)
-        for entry in sorted(self.root.iterdir()):
-            if entry.name in WORKSPACE_ONLY or entry.is_symlink():
+        top = {e.name for e in self.root.iterdir()} - WORKSPACE_ONLY
+        for rel in self.repo.tree_files():
+            if rel.split("/", 1)[0] not in top:
                 continue
-            target = dest / entry.name
-            if entry.is_dir():
-                shutil.copytree(entry, target, symlinks=True, dirs_exist_ok=True)
-            else:
-                shutil.copyfile(entry, target)
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(self.root / rel, target)
         return dest
 
     def tree_sha256(self) -> str:
         return editable_tree_sha256(self.editable_files())
 
     def head(self) -> str:
-        return self._git("rev-parse", "HEAD")
+        return self.repo.head()
 
     def commit(self, message: str) -> Snapshot:
         """Commit whatever changed (nothing to commit is fine) and name the snapshot."""
-        self._git("add", "-A")
-        if self._git("status", "--porcelain"):
-            self._git("commit", "-q", "-m", message)
-        return Snapshot(commit=self.head(), tree_sha256=self.tree_sha256())
+        return Snapshot(commit=self.repo.commit(message), tree_sha256=self.tree_sha256())
 
     def restore_editable(self, commit: str) -> Snapshot:
         """Put the editable files back as they were at `commit` (a revert the team asked for)."""
         patterns = [f":(glob){p}" for p in self.operator.paths.editable]
-        self._git("checkout", commit, "--", *patterns)
+        self.repo.git("checkout", commit, "--", *patterns)
         return self.commit(f"revert editable files to {commit[:12]}")
 
     def diff_from(self, commit: str) -> str:
-        return self._git("diff", commit, "--", *self.operator.paths.editable)
+        """The editable files' change from `commit` to the tree as it is now (new files too)."""
+        now = self.repo.stage()
+        editable = self.operator.paths.editable
+        return self.repo.git("diff", "--no-ext-diff", "--no-textconv", commit, now, "--", *editable)
