@@ -1,4 +1,5 @@
-"""Shared fixtures: real SQLite and PostgreSQL databases, isolated settings and secrets."""
+"""Shared fixtures: real SQLite and PostgreSQL databases, isolated settings and secrets; and
+the rule that a skip fails a full run (tests/support/skips.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from tests.support.postgres import (
     postgres_server,
     postgres_unavailable_reason,
 )
+
+pytest_plugins = ("tests.support.skips",)
 
 
 @pytest.fixture(autouse=True)

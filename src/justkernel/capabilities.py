@@ -43,6 +43,8 @@ def _tool(name: str, argv: list[str], needed_for: str, fix: str) -> Capability:
     path = shutil.which(argv[0])
     if path is None:
         return Capability(name, False, f"{argv[0]} not found on PATH", needed_for, fix)
+    if len(argv) == 1:  # no version flag
+        return Capability(name, True, path, needed_for)
     version = _version([path, *argv[1:]]) or "version unknown"
     return Capability(name, True, f"{path}: {version}", needed_for)
 
@@ -79,16 +81,73 @@ def _cann() -> Capability:
     )
 
 
-def _postgres() -> Capability:
-    initdb = Path("/usr/lib/postgresql/15/bin/initdb")
-    if initdb.exists():
-        return Capability("postgresql", True, str(initdb.parent), "PostgreSQL store tests")
+POSTGRES_TOOLS = ("initdb", "pg_ctl", "createdb")
+
+
+def _major(folder: Path) -> int:
+    """Debian's /usr/lib/postgresql/<major>/bin: the newest server wins."""
+    name = folder.parent.name
+    return int(name) if name.isdigit() else -1
+
+
+def postgres_bin_dir(debian_root: Path = Path("/usr/lib/postgresql")) -> Path | None:
+    """The folder with PostgreSQL's initdb, pg_ctl and createdb, of any version: the one PATH
+    finds initdb in, else Debian's <debian_root>/<major>/bin (newest first; Debian does not put
+    initdb on PATH)."""
+    candidates: list[Path] = []
+    on_path = shutil.which("initdb")
+    if on_path:
+        candidates.append(Path(on_path).parent)
+    candidates += sorted(debian_root.glob("*/bin"), key=_major, reverse=True)
+    for folder in candidates:
+        if all(os.access(folder / tool, os.X_OK) for tool in POSTGRES_TOOLS):
+            return folder
+    return None
+
+
+def postgres_capability(debian_root: Path = Path("/usr/lib/postgresql")) -> Capability:
+    """PostgreSQL server binaries of any version, and (as root) runuser to start them."""
+    needed_for = "PostgreSQL store tests (SQLite is the default store)"
+    folder = postgres_bin_dir(debian_root)
+    if folder is None:
+        return Capability(
+            "postgresql",
+            False,
+            "no PostgreSQL server binaries (initdb, pg_ctl, createdb) on PATH or in "
+            "/usr/lib/postgresql/*/bin",
+            needed_for,
+            "apt-get install postgresql",
+        )
+    if _is_root() and shutil.which("runuser") is None:
+        # initdb refuses to run as root: the tests start the server as the postgres user
+        return Capability(
+            "postgresql",
+            False,
+            f"{folder}, but runuser not found",
+            needed_for,
+            "apt-get install util-linux",
+        )
+    version = _version([str(folder / "initdb"), "--version"]) or "version unknown"
+    return Capability("postgresql", True, f"{folder}: {version}", needed_for)
+
+
+def _is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _root() -> Capability:
+    needed_for = (
+        "tests of the loopback sshd (the lab logs in as root), the sandbox uid pool and "
+        "PostgreSQL run as its own user"
+    )
+    if _is_root():
+        return Capability("root", True, "running as uid 0", needed_for)
     return Capability(
-        "postgresql",
+        "root",
         False,
-        "no PostgreSQL server binaries",
-        "PostgreSQL store tests (SQLite is the default store)",
-        "apt-get install postgresql",
+        f"running as uid {os.geteuid()}",
+        needed_for,
+        "run ./start.sh test as root (CI does), or ./start.sh test --partial",
     )
 
 
@@ -115,6 +174,12 @@ def local_capabilities() -> list[Capability]:
     return [
         _tool("gcc", ["gcc", "--version"], "compiling CPU candidates", "apt-get install gcc"),
         _tool(
+            "objdump",
+            ["objdump", "--version"],
+            "static checks of compiled kernels",
+            "apt-get install binutils",
+        ),
+        _tool(
             "valgrind",
             ["valgrind", "--version"],
             "cycle simulation (cachegrind)",
@@ -126,6 +191,18 @@ def local_capabilities() -> list[Capability]:
             "sandboxing candidate code",
             "apt-get install bubblewrap",
         ),
+        _tool(
+            "prlimit",
+            ["prlimit", "--version"],
+            "resource limits of sandboxed code",
+            "apt-get install util-linux",
+        ),
+        _tool(
+            "setpriv",
+            ["setpriv", "--version"],
+            "dropping to a pool uid in the sandbox (as root)",
+            "apt-get install util-linux",
+        ),
         _sandbox(),
         _tool(
             "sshd",
@@ -133,10 +210,56 @@ def local_capabilities() -> list[Capability]:
             "SSH worker tests on loopback",
             "apt-get install openssh-server",
         ),
+        _tool(
+            "ssh-keygen",
+            ["ssh-keygen"],
+            "keys of the loopback SSH server in the worker tests",
+            "apt-get install openssh-client",
+        ),
         _chromium(),
-        _postgres(),
+        postgres_capability(),
+        _tool(
+            "git",
+            ["git", "--version"],
+            "team workspaces (every change is a commit)",
+            "apt-get install git",
+        ),
+        _tool(
+            "uv",
+            ["uv", "--version"],
+            "the packaging test (builds the wheel)",
+            "python3 -m pip install uv",
+        ),
+        _root(),
         _cann(),
     ]
+
+
+def suite_needs() -> tuple[str, ...]:
+    """The capabilities `./start.sh test` needs: without one, tests would skip, and a skip
+    fails the run (tests/conftest.py). CANN is not among them: its tests use a stand-in."""
+    return (
+        "gcc",
+        "objdump",
+        "valgrind",
+        "bubblewrap",
+        "prlimit",
+        *(("setpriv",) if _is_root() else ()),
+        "sandbox",
+        "sshd",
+        "ssh-keygen",
+        "chromium",
+        "postgresql",
+        "git",
+        "uv",
+        "root",
+    )
+
+
+def missing_for_tests(caps: list[Capability]) -> list[Capability]:
+    """The capabilities the suite needs that this machine lacks."""
+    needed = set(suite_needs())
+    return [c for c in caps if c.name in needed and not c.present]
 
 
 def host_capabilities(

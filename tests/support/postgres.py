@@ -1,4 +1,8 @@
-"""A real PostgreSQL server for tests, from Debian's package, on a temp folder and a free port."""
+"""A real PostgreSQL server for tests, of any installed version, on a temp folder and a free port.
+
+The binaries are the ones `justkernel check` reports (`justkernel.capabilities`): on PATH, else
+Debian's /usr/lib/postgresql/<major>/bin, newest first.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
+from justkernel.capabilities import postgres_bin_dir, postgres_capability
 
 
 def free_port() -> int:
@@ -21,11 +25,15 @@ def free_port() -> int:
 
 
 def postgres_unavailable_reason() -> str | None:
-    if not (PG_BIN / "initdb").exists():
-        return f"PostgreSQL server binaries not found in {PG_BIN} (apt-get install postgresql)"
-    if os.geteuid() == 0 and shutil.which("runuser") is None:
-        return "runuser not found"
-    return None
+    cap = postgres_capability()
+    return None if cap.present else f"{cap.detail} ({cap.fix})"
+
+
+def _bin_dir() -> Path:
+    folder = postgres_bin_dir()
+    if folder is None:
+        raise RuntimeError(postgres_unavailable_reason())
+    return folder
 
 
 def _as_postgres(argv: list[str]) -> list[str]:
@@ -34,15 +42,16 @@ def _as_postgres(argv: list[str]) -> list[str]:
 
 
 @contextmanager
-def postgres_server() -> Iterator[str]:
+def postgres_server(bin_dir: Path | None = None) -> Iterator[str]:
     """Yield a base URL `postgresql+asyncpg://postgres@127.0.0.1:PORT` of a fresh cluster."""
+    bin_dir = bin_dir or _bin_dir()
     folder = Path(tempfile.mkdtemp(prefix="jk-pg-"))
     data = folder / "data"
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres", "postgres")
     port = free_port()
     subprocess.run(
-        _as_postgres([str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"]),
+        _as_postgres([str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"]),
         check=True,
         capture_output=True,
     )
@@ -50,7 +59,7 @@ def postgres_server() -> Iterator[str]:
     subprocess.run(
         _as_postgres(
             [
-                str(PG_BIN / "pg_ctl"),
+                str(bin_dir / "pg_ctl"),
                 "-D",
                 str(data),
                 "-o",
@@ -68,18 +77,18 @@ def postgres_server() -> Iterator[str]:
         yield f"postgresql+asyncpg://postgres@127.0.0.1:{port}"
     finally:
         subprocess.run(
-            _as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
+            _as_postgres([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
             capture_output=True,
         )
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def create_database(base_url: str, name: str) -> None:
-    """CREATE DATABASE through Debian's `createdb` client (trust auth on loopback)."""
+def create_database(base_url: str, name: str, bin_dir: Path | None = None) -> None:
+    """CREATE DATABASE through PostgreSQL's `createdb` client (trust auth on loopback)."""
     host_port = base_url.rsplit("@", 1)[1]
     host, port = host_port.split(":")
     subprocess.run(
-        [str(PG_BIN / "createdb"), "-h", host, "-p", port, "-U", "postgres", name],
+        [str((bin_dir or _bin_dir()) / "createdb"), "-h", host, "-p", port, "-U", "postgres", name],
         check=True,
         capture_output=True,
     )

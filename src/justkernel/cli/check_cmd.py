@@ -8,14 +8,30 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from justkernel.capabilities import host_capabilities, local_capabilities
-from justkernel.cli.common import console, settings_or_exit
+from justkernel.capabilities import (
+    Capability,
+    host_capabilities,
+    local_capabilities,
+    missing_for_tests,
+    suite_needs,
+)
+from justkernel.cli.common import console, err_console, settings_or_exit
 
 
 def check_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    require_for_tests: Annotated[
+        bool,
+        typer.Option(
+            "--require-for-tests",
+            help="Check only what the test suite needs; exit 1 naming each missing capability.",
+        ),
+    ] = False,
 ) -> None:
     """Report each capability of this machine: present or missing, and how to fix it."""
+    if require_for_tests:
+        _require_for_tests(local_capabilities())
+        return
     caps = local_capabilities() + host_capabilities(settings_or_exit().hosts_file)
     if as_json:
         typer.echo(json.dumps({"capabilities": [c.to_dict() for c in caps]}, indent=2))
@@ -27,6 +43,29 @@ def check_command(
         status = "[green]present[/]" if cap.present else "[yellow]missing[/]"
         table.add_row(cap.name, status, cap.detail, cap.needed_for, cap.fix)
     console.print(table)
+
+
+def _require_for_tests(caps: list[Capability]) -> None:
+    """The preflight of `./start.sh test`: the suite must not pass by skipping what is missing."""
+    missing = missing_for_tests(caps)
+    if not missing:
+        typer.echo(f"all {len(suite_needs())} capabilities the test suite needs are present")
+        return
+    for cap in missing:
+        err_console.print(
+            f"[bold red]missing:[/] {cap.name} ({cap.detail}); needed for {cap.needed_for}; "
+            f"fix: {cap.fix}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    names = ", ".join(cap.name for cap in missing)
+    err_console.print(
+        f"the test suite needs {len(missing)} more capabilit"
+        f"{'y' if len(missing) == 1 else 'ies'}: {names}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

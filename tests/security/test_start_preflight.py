@@ -1,0 +1,97 @@
+"""`./start.sh test` on a machine missing a tool the suite needs fails, and says which.
+
+Finding: start.sh carried on when a tool was missing and the tests that needed it skipped, so
+CI passed without ever running them. Now start.sh runs a preflight (`justkernel check
+--require-for-tests`, the capability list `justkernel check` prints) before ruff and pytest.
+The machine here has every tool; a PATH of links to everything except valgrind is a machine
+without it. JUSTKERNEL_NO_INSTALL=1 keeps start.sh from installing anything while we look.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _uv() -> Path:
+    """uv itself (start.sh needs it): `uv run` names it in $UV; else PATH or ~/.local/bin."""
+    found = (
+        os.environ.get("UV")
+        or shutil.which("uv")
+        or shutil.which("uv", path=str(Path.home() / ".local" / "bin"))
+    )
+    assert found, "uv is not installed (the suite needs it: python3 -m pip install uv)"
+    return Path(found)
+
+
+def path_without(tool: str, folder: Path) -> str:
+    """A PATH with links to every program on this PATH (and uv) except `tool`."""
+    folder.mkdir()
+    dirs = [str(_uv().parent), *os.environ["PATH"].split(os.pathsep)]
+    for directory in dirs:
+        if not os.path.isdir(directory):
+            continue
+        for entry in os.scandir(directory):
+            link = folder / entry.name
+            if entry.name != tool and not link.exists() and os.access(entry.path, os.X_OK):
+                link.symlink_to(entry.path)
+    assert shutil.which(tool, path=str(folder)) is None
+    return str(folder)
+
+
+def test_start_sh_test_fails_naming_the_missing_tool(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "PATH": path_without("valgrind", tmp_path / "bin"),
+        "JUSTKERNEL_NO_INSTALL": "1",
+    }
+    env.pop("VIRTUAL_ENV", None)
+    done = subprocess.run(
+        # if the preflight let it through, pytest would run only this harmless file
+        [str(REPO / "start.sh"), "test", "tests/test_template_import.py"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode != 0, done.stderr
+    assert "missing: valgrind" in done.stderr, done.stderr
+    assert "apt-get install valgrind" in done.stderr  # and how to fix it
+    assert "--partial" in done.stderr  # and how to run without it on purpose
+    assert "ruff check" not in done.stderr  # it stopped before linting and testing
+    assert "pytest" not in done.stdout
+
+
+def test_preflight_names_every_missing_capability(tmp_path: Path) -> None:
+    env = {**os.environ, "PATH": path_without("valgrind", tmp_path / "bin")}
+    done = subprocess.run(
+        [sys.executable, "-m", "justkernel.cli.main", "check", "--require-for-tests"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stdout
+    missing = [line for line in done.stderr.splitlines() if line.startswith("missing:")]
+    assert [line.split()[1] for line in missing] == ["valgrind"], done.stderr
+    assert "cycle simulation" in missing[0]  # what needs it
+
+
+def test_preflight_passes_on_this_machine(tmp_path: Path) -> None:
+    """The suite's machine has everything: the same preflight start.sh runs says so."""
+    env = {**os.environ, "PATH": path_without("no-such-tool", tmp_path / "bin")}
+    done = subprocess.run(
+        [sys.executable, "-m", "justkernel.cli.main", "check", "--require-for-tests"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "capabilities the test suite needs are present" in done.stdout
