@@ -83,8 +83,11 @@ async def test_command_is_recorded_for_the_receipt(work: Path) -> None:
     cmd = " ".join(r.command)
     for part in ("prlimit", "--nproc=", "bwrap", "--unshare-all", "--disable-userns"):
         assert part in cmd
-    assert f"--ro-bind {work / 'in'} /sandbox/in" in cmd
-    assert f"--bind {work / 'out'} /sandbox/out" in cmd
+    # bound from the run's staging folder, never from where the caller keeps them
+    staged = r"/\S+/justkernel-sandbox-\d+/run-\d+-\w+"
+    assert re.search(rf"--ro-bind {staged}/ro/0-in /sandbox/in ", cmd), cmd
+    assert re.search(rf"--bind {staged}/out /sandbox/out ", cmd), cmd
+    assert str(work) not in cmd
     assert r.command[-2:] == ["--", "/bin/true"]
     assert r.sandbox_argv == ["/bin/true"]
 
@@ -102,13 +105,26 @@ async def test_concurrent_runs_get_their_own_uid(work: Path) -> None:
     assert len({r.sandbox_uid for r in results}) == 3
 
 
-@root_only
-async def test_unreachable_host_path_is_a_setup_error(work: Path) -> None:
+async def test_folders_under_a_private_parent_are_staged_and_work(work: Path) -> None:
+    # /root and `mktemp -d` folders are 0700: the sandbox uid could not traverse them
     private = work / "private"
     (private / "in").mkdir(parents=True)
+    (private / "out").mkdir()
+    (private / "in" / "data.txt").write_text("private input\n")
+    (private / "in" / "data.txt").chmod(0o600)
+    (private / "out" / "kept.txt").write_text("from before\n")
     private.chmod(0o700)
-    with pytest.raises(SandboxSetupError, match="cannot traverse"):
-        await run_sandboxed(["/bin/true"], ro_binds={"in": private / "in"}, rw_dir=work / "out")
+    r = await run_sandboxed(
+        ["/bin/sh", "-c", "cat /sandbox/in/data.txt; cat kept.txt > again.txt"],
+        ro_binds={"in": private / "in"},
+        rw_dir=private / "out",
+        cwd="/sandbox/out",
+    )
+    assert r.ok, r.stderr.text
+    assert r.stdout.text == "private input\n"
+    assert sorted(p.name for p in (private / "out").iterdir()) == ["again.txt", "kept.txt"]
+    assert (private / "out" / "again.txt").read_text() == "from before\n"
+    assert (private / "out" / "again.txt").stat().st_uid == os.getuid()  # handed back
 
 
 async def test_bad_binds_are_setup_errors(work: Path) -> None:
@@ -130,8 +146,13 @@ async def test_caller_mistakes_are_setup_errors_not_candidate_failures(work: Pat
         await run_sandboxed(["no-such-tool"], rw_dir=work / "out")
     with pytest.raises(SandboxSetupError, match="working folder"):
         await run_sandboxed(["/bin/true"], rw_dir=work / "out", cwd="/sandbox/out/missing")
-    found = await run_sandboxed(["valgrind", "--version"], rw_dir=work / "out", cwd="/tmp")
-    assert found.ok or found.status is SandboxStatus.NONZERO_EXIT  # resolved on PATH
+    found = await run_sandboxed(["echo", "resolved"], rw_dir=work / "out", cwd="/tmp")
+    assert (found.status, found.exit_code, found.stdout.text) == (  # resolved on PATH, and ran
+        SandboxStatus.OK,
+        0,
+        "resolved\n",
+    )
+    assert found.sandbox_argv == ["echo", "resolved"]
 
 
 async def test_missing_tools_refuse_to_run(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:

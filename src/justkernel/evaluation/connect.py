@@ -25,6 +25,7 @@ from pathlib import Path
 
 import httpx
 
+import justkernel
 from justkernel.evaluation.judge_paths import read_server_info
 from justkernel.evaluation.local_client import local_judge_client
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
@@ -36,6 +37,11 @@ OFFICIAL_TOKEN_SECRET = "judge_official_token"
 START_SECONDS = 120.0  # the first start draws the hidden points and builds their input packs
 STOP_SECONDS = 10.0
 PR_SET_PDEATHSIG = 1
+# What the judge child inherits from the lab's environment (by name; nothing else).
+JUDGE_ENV = frozenset(
+    {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"}
+    | {"VIRTUAL_ENV", "PYTHONPATH", "XDG_CONFIG_HOME"}
+)
 
 
 def _die_with_parent() -> None:
@@ -81,10 +87,15 @@ class LocalJudgeProcess:
         ]
 
     def _env(self) -> dict[str, str]:
-        """The child checks that its folder stays apart from *this* lab's data folder."""
-        env = dict(os.environ)
+        """A minimal environment, never the lab's (its API token, provider keys): what runs
+        Python and finds the tools, plus the lab folders the child checks it stays apart from.
+        """
+        env = {k: v for k, v in os.environ.items() if k in JUDGE_ENV}
         env["JUSTKERNEL_DATA_DIR"] = str(self._settings.resolved_data_dir)
-        env["JUSTKERNEL_CONFIG_DIR"] = str(self._settings.config_dir)
+        env["JUSTKERNEL_CONFIG_DIR"] = str(self._settings.config_dir.expanduser().resolve())
+        # the child runs in "/": it finds this very package however the lab was started
+        package_root = str(Path(justkernel.__file__).resolve().parents[1])
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (package_root, env.get("PYTHONPATH"))))
         return env
 
     def _log_tail(self) -> str:
@@ -104,6 +115,7 @@ class LocalJudgeProcess:
                 stdout=log,
                 stderr=asyncio.subprocess.STDOUT,
                 env=self._env(),
+                cwd="/",  # not the lab's folder: its .env holds the lab's secrets
                 start_new_session=True,  # a Ctrl-C in the lab's terminal reaches the lab only
                 preexec_fn=_die_with_parent,
             )

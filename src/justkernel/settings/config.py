@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from justkernel.settings import redaction
+
 
 class ConfigError(Exception):
     """A configuration file or variable is invalid; the message names the source and the key."""
@@ -94,6 +96,13 @@ class Settings(BaseSettings):
                 "must start with sqlite+aiosqlite:// or postgresql+asyncpg:// "
                 f"(got {value.split('://')[0]}://...)"
             )
+        return value
+
+    @field_validator("api_token")
+    @classmethod
+    def _redacted(cls, value: str | None) -> str | None:
+        """The token may come from .env, not the environment: make it known to the scrubber."""
+        redaction.register(value)
         return value
 
     @property

@@ -1,32 +1,59 @@
 """Scrubs known secret values from text before it reaches a log, an event or an export.
 
-The secrets store registers every value it stores or decrypts; `scrub` replaces each with `***`.
-`RedactingFilter` applies it to every log record of the process.
+Known values are of two kinds. The secrets store registers every value it stores or decrypts
+(and the settings their API token); and the process environment's own secrets (variables named
+`*_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`, ... such as `JUSTKERNEL_API_TOKEN` or
+`OPENAI_API_KEY`) are read on every call, so a key exported after start-up counts too. `scrub`
+replaces each with `MARKER`; `scrub_bytes` does the same on raw bytes (a kernel's log need not be
+UTF-8). `RedactingFilter` applies it to every log record of the process.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import re
 import threading
 
+MARKER = "***"
 _known: set[str] = set()
 _lock = threading.Lock()
 _MIN_LENGTH = 6  # shorter values would scrub ordinary words
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?)$")
 
 
-def register(value: str) -> None:
-    if len(value) >= _MIN_LENGTH:
+def register(value: str | None) -> None:
+    if value is not None and len(value) >= _MIN_LENGTH:
         with _lock:
             _known.add(value)
 
 
-def scrub(text: str) -> str:
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable of this name holds a secret (by naming convention)."""
+    return bool(_SECRET_NAME.search(name.upper()))
+
+
+def _values() -> list[str]:
+    """Every known secret value, longest first (so a value containing another goes whole)."""
+    from_env = {v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= _MIN_LENGTH}
     with _lock:
-        values = sorted(_known, key=len, reverse=True)
-    for value in values:
+        values = _known | from_env
+    return sorted(values, key=len, reverse=True)
+
+
+def scrub(text: str) -> str:
+    for value in _values():
         if value in text:
-            text = text.replace(value, "***")
+            text = text.replace(value, MARKER)
     return text
+
+
+def scrub_bytes(data: bytes) -> bytes:
+    for value in _values():
+        raw = value.encode("utf-8")
+        if raw in data:
+            data = data.replace(raw, MARKER.encode())
+    return data
 
 
 class RedactingFilter(logging.Filter):

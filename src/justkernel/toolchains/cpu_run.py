@@ -22,6 +22,7 @@ from justkernel.operators import (
     exit_status,
     harness_argv,
 )
+from justkernel.settings import redaction
 from justkernel.toolchains.cpu_sandbox import run_checked
 from justkernel.toolchains.cpu_simulate import (
     CALLGRIND_OUT,
@@ -48,13 +49,17 @@ _SUMMARY = re.compile(r"^==\d+== (Events|Collected)\s*: ([\w ]+)$", re.MULTILINE
 
 
 class LogSink:
-    """One job's logs as files named by their SHA-256; the evaluator moves them to blobs."""
+    """One job's logs as files named by their SHA-256; the evaluator moves them to blobs.
+
+    Every log is scrubbed of the lab's own secret values first: it is candidate output, and
+    agents, events and exports read it."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
 
     def put(self, name: str, data: bytes | str, truncated: bool = False) -> LogRef:
         raw = data.encode("utf-8", "replace") if isinstance(data, str) else data
+        raw = redaction.scrub_bytes(raw)
         if len(raw) > MAX_LOG_BYTES:
             half = MAX_LOG_BYTES // 2
             raw = raw[:half] + b"\n[... truncated ...]\n" + raw[-half:]

@@ -32,9 +32,19 @@ Layers, outermost first, and why each is there:
 
 bwrap runs as the unprivileged uid rather than as root with the drop inside, so that no
 process of the sandbox is ever root and nested user namespaces can be disabled. The price:
-the sandbox uid must be able to reach every bound host path (folders on the way need o+x,
-bound content o+r); a private parent such as /tmp/pytest-of-root fails with a clear
-`SandboxSetupError`. The output folder is chowned to the uid for the run and back after.
+the sandbox uid must be able to reach every bound host path. So nothing is bound where it
+lives: each run's inputs and output folder are staged under a lab-owned 0711 folder outside
+the data folder (`sandbox_stage`), which also keeps the lab's folders out of the sandbox's
+/proc/self/mountinfo; a data folder in /root (0700) works as well as one under /tmp. The
+staged output folder is chowned to the uid for the run, back after, and moved to `rw_dir`.
+
+Nothing of the lab's process shows inside: the chain starts with the fixed `CHAIN_ENV`,
+never the lab's environment, because bwrap's pid-namespace init (a fork of bwrap) keeps the
+environment bwrap was started with in /proc/1/environ; and bwrap's options, which name the
+staged host folders, go through `--args FD` rather than its command line (/proc/1/cmdline).
+The reaper gets PR_SET_PDEATHSIG, so a SIGKILLed lab takes its sandboxes along. What the
+program prints is scrubbed of the lab's own secret values (`settings.redaction`) before
+anyone stores it.
 
 Nothing runs unsandboxed: a missing tool or unusable user namespaces raise
 `SandboxUnavailable`; a caller mistake (missing program, bad cwd or bind) raises
@@ -61,6 +71,7 @@ output folder's total size is bounded only by RLIMIT_FSIZE per file and the wall
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -69,8 +80,15 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from justkernel.toolchains import sandbox_host, sandbox_seccomp
-from justkernel.toolchains.sandbox_command import DEFAULT_CWD, DEFAULT_ENV, Tools, build_command
+from justkernel.settings import redaction
+from justkernel.toolchains import sandbox_host, sandbox_seccomp, sandbox_stage
+from justkernel.toolchains.sandbox_command import (
+    CHAIN_ENV,
+    DEFAULT_CWD,
+    DEFAULT_ENV,
+    Tools,
+    build_command,
+)
 from justkernel.toolchains.sandbox_exec import Channels, RawRun, supervise
 from justkernel.toolchains.sandbox_paths import SandboxView
 from justkernel.toolchains.sandbox_types import (
@@ -164,8 +182,8 @@ async def run_sandboxed(
 
     `argv` and `cwd` are sandbox paths. `ro_binds` maps a sandbox path under /sandbox (or a
     bare name: "in" -> /sandbox/in) to a host file or folder mounted read-only there.
-    `rw_dir` (an existing host folder, best a fresh one: all in it ends up owned by its
-    owner) is mounted at /sandbox/out, the only writable place besides a private /tmp.
+    `rw_dir` (an existing host folder) is staged, mounted at /sandbox/out (the only writable
+    place besides a private /tmp), and afterwards holds what the program left there.
     `env` is added to the fixed `DEFAULT_ENV`; `cwd` defaults to /sandbox (read-only).
     Raises SandboxUnavailable / SandboxSetupError; never runs the command without every
     layer.
@@ -185,44 +203,14 @@ async def run_sandboxed(
     lease = sandbox_host.lease_uid() if root else contextlib.nullcontext(os.getuid())
     async with lease as uid:
         gid = uid if root else os.getgid()
-        if root:  # bwrap runs as the sandbox uid: it must reach every bound path
-            for host in view.binds.values():
-                sandbox_host.check_reachable(host, uid, gid, read=True)
-            sandbox_host.check_reachable(view.rw_dir, uid, gid, read=False)
-        nproc = limits.processes + (0 if root else sandbox_host.count_own_processes())
-        handover = sandbox_host.Handover.lend(view.rw_dir, uid if root else None, gid)
-        seccomp_fd: int | None = None
-        raw: RawRun | None = None
+        stage = sandbox_stage.Stage.of(view, (uid, gid) if root else None)
         try:
-            bpf = sandbox_seccomp.deny_filter() if limits.seccomp else None
-            seccomp_fd = _memfd(bpf) if bpf is not None else None
-            channels = Channels.open()
-            cmd = channels.reaper_argv() + build_command(
-                tools,
-                argv,
-                ro_binds={dest: str(host) for dest, host in view.binds.items()},
-                rw_dir=str(view.rw_dir),
-                limits=limits,
-                nproc=nproc,
-                env=full_env,
-                cwd=cwd,
-                uid_gid=(uid, gid) if root else None,
-                info_fd=channels.info_w,
-                seccomp_fd=seccomp_fd,
+            cmd, raw, violations = await _run_staged(
+                tools, argv, stage.view, limits, full_env, cwd, uid, gid, root
             )
-            raw = await supervise(
-                cmd,
-                channels=channels,
-                pass_fds=() if seccomp_fd is None else (seccomp_fd,),
-                wall_seconds=limits.wall_seconds,
-                cap=limits.capture_bytes,
-            )
+            stage.hand_back()
         finally:
-            if seccomp_fd is not None:
-                os.close(seccomp_fd)
-            ns = raw.pid_namespace if raw is not None else None
-            await sandbox_host.ensure_gone(ns, uid if root else None)
-            violations = handover.take_back(chown=root)
+            stage.remove()
     if not raw.started:
         _raise_setup_failure(raw.stderr)
     status, code, sig, resource = _classify(raw, limits, violations)
@@ -232,8 +220,8 @@ async def run_sandboxed(
         signal=sig,
         wall_seconds=raw.wall_seconds,
         cpu_seconds=raw.cpu_seconds,
-        stdout=raw.stdout,
-        stderr=raw.stderr,
+        stdout=_scrubbed(raw.stdout),
+        stderr=_scrubbed(raw.stderr),
         command=cmd,
         sandbox_argv=list(argv),
         sandbox_uid=uid,
@@ -242,9 +230,71 @@ async def run_sandboxed(
     )
 
 
+async def _run_staged(
+    tools: Tools,
+    argv: Sequence[str],
+    view: SandboxView,
+    limits: SandboxLimits,
+    env: Mapping[str, str],
+    cwd: str,
+    uid: int,
+    gid: int,
+    root: bool,
+) -> tuple[list[str], RawRun, list[str]]:
+    """Run on the staged folders: (command for the receipt, what was seen, violations)."""
+    if root:  # bwrap runs as the sandbox uid: it must reach every bound path
+        for host in view.binds.values():
+            sandbox_host.check_reachable(host, uid, gid, read=True)
+        sandbox_host.check_reachable(view.rw_dir, uid, gid, read=False)
+    nproc = limits.processes + (0 if root else sandbox_host.count_own_processes())
+    handover = sandbox_host.Handover.lend(view.rw_dir, uid if root else None, gid)
+    fds: list[int] = []
+    raw: RawRun | None = None
+    try:
+        bpf = sandbox_seccomp.filter_for(limits)
+        seccomp_fd = _memfd(bpf) if bpf is not None else None
+        if seccomp_fd is not None:
+            fds.append(seccomp_fd)
+        channels = Channels.open()
+        command = build_command(
+            tools,
+            argv,
+            ro_binds={dest: str(host) for dest, host in view.binds.items()},
+            rw_dir=str(view.rw_dir),
+            limits=limits,
+            nproc=nproc,
+            env=env,
+            cwd=cwd,
+            uid_gid=(uid, gid) if root else None,
+            info_fd=channels.info_w,
+            seccomp_fd=seccomp_fd,
+        )
+        args_fd = _memfd(command.args_data())
+        fds.append(args_fd)
+        raw = await supervise(
+            channels.reaper_argv() + command.argv(args_fd),
+            channels=channels,
+            pass_fds=tuple(fds),
+            wall_seconds=limits.wall_seconds,
+            cap=limits.capture_bytes,
+        )
+    finally:
+        for fd in fds:
+            os.close(fd)
+        ns = raw.pid_namespace if raw is not None else None
+        await sandbox_host.ensure_gone(ns, uid if root else None)
+        violations = handover.take_back(chown=root)
+    return command.shown, raw, violations
+
+
+def _scrubbed(stream: CapturedStream) -> CapturedStream:
+    """The stream without any secret value the lab holds (however the program learned it)."""
+    return dataclasses.replace(stream, text=redaction.scrub(stream.text))
+
+
 def _memfd(data: bytes) -> int:
-    """An inheritable fd holding `data` from offset 0 (for bwrap --seccomp)."""
-    fd = os.memfd_create("justkernel-seccomp", 0)
+    """An inheritable fd holding `data` from offset 0 (for bwrap --seccomp and --args)."""
+    fd = os.memfd_create("justkernel-sandbox", 0)
     os.write(fd, data)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
@@ -292,10 +342,11 @@ def _probe(tools: Tools, root: bool) -> tuple[bool, str | None]:
     bpf = sandbox_seccomp.deny_filter()
     seccomp_fd = _memfd(bpf) if bpf is not None else None
     info_r, info_w = os.pipe()
+    args_fd: int | None = None
     try:
-        with tempfile.TemporaryDirectory(prefix="jk-sandbox-probe-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="probe-", dir=sandbox_stage.staging_root()) as tmp:
             os.chmod(tmp, 0o755)
-            cmd = build_command(
+            command = build_command(
                 tools,
                 ["/bin/true"],
                 ro_binds={},
@@ -308,12 +359,20 @@ def _probe(tools: Tools, root: bool) -> tuple[bool, str | None]:
                 info_fd=info_w,
                 seccomp_fd=seccomp_fd,
             )
-            fds = (info_w,) if seccomp_fd is None else (info_w, seccomp_fd)
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=20, pass_fds=fds)
-    except (OSError, subprocess.TimeoutExpired) as e:
+            args_fd = _memfd(command.args_data())
+            fds = (info_w, args_fd) if seccomp_fd is None else (info_w, args_fd, seccomp_fd)
+            r = subprocess.run(
+                command.argv(args_fd),
+                capture_output=True,
+                text=True,
+                timeout=20,
+                pass_fds=fds,
+                env=CHAIN_ENV,
+            )
+    except (OSError, SandboxError, subprocess.TimeoutExpired) as e:
         return False, str(e)
     finally:
-        for fd in (info_r, info_w, seccomp_fd, lock_fd):
+        for fd in (info_r, info_w, seccomp_fd, args_fd, lock_fd):
             if fd is not None:
                 os.close(fd)
     if r.returncode != 0:

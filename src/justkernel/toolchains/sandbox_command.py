@@ -2,6 +2,11 @@
 
 A pure function of its inputs, so the receipt can record exactly what ran, and the sandbox
 view (paths, environment) is the same whatever host folders the job uses.
+
+bwrap's own arguments (the bind sources name host folders) do not go on its command line:
+they are handed over NUL-separated through `--args FD`. bwrap's pid-namespace init is a fork
+of bwrap, and /proc/1/cmdline and /proc/1/environ show a kernel its argv and the environment
+it was started with; so the chain gets `--args` and `CHAIN_ENV`, and shows nothing of the lab.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ DEFAULT_ENV: dict[str, str] = {
     "TMPDIR": "/tmp",
 }
 DEFAULT_CWD = SANDBOX_ROOT
+# Environment of the chain itself (reaper, prlimit, setpriv, bwrap), never the lab's: it is
+# what /proc/1/environ shows inside. LC_ALL=C keeps bwrap's messages parseable.
+CHAIN_ENV: dict[str, str] = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
 
 # Top-level system folders; on merged-/usr hosts they are symlinks into /usr.
 _SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -61,6 +69,29 @@ def prlimit_args(limits: SandboxLimits, nproc: int) -> list[str]:
     ]
 
 
+@dataclass(frozen=True)
+class SandboxCommand:
+    """One run's chain: the layers up to bwrap, bwrap's options (sent via --args FD), and the
+    program as the sandbox sees it (sandbox paths only, so it stays on the command line)."""
+
+    layers: list[str]  # prlimit ... setpriv ... bwrap
+    bwrap_args: list[str]
+    program: list[str]  # "--", argv
+
+    @property
+    def shown(self) -> list[str]:
+        """The whole command as one argv, for the receipt (what ran, in the order it applies)."""
+        return [*self.layers, *self.bwrap_args, *self.program]
+
+    def argv(self, args_fd: int) -> list[str]:
+        """What is executed: bwrap reads its options from `args_fd`."""
+        return [*self.layers, "--args", str(args_fd), *self.program]
+
+    def args_data(self) -> bytes:
+        """bwrap's arguments as --args wants them: each one NUL-terminated."""
+        return b"".join(arg.encode() + b"\0" for arg in self.bwrap_args)
+
+
 def build_command(
     tools: Tools,
     argv: Sequence[str],
@@ -74,15 +105,15 @@ def build_command(
     uid_gid: tuple[int, int] | None,
     info_fd: int,
     seccomp_fd: int | None,
-) -> list[str]:
-    """The full host argv. `ro_binds` maps sandbox path -> host path; `uid_gid` adds setpriv."""
-    cmd = [tools.prlimit, *prlimit_args(limits, nproc), "--"]
+) -> SandboxCommand:
+    """The host chain. `ro_binds` maps sandbox path -> host path; `uid_gid` adds setpriv."""
+    layers = [tools.prlimit, *prlimit_args(limits, nproc), "--"]
     if uid_gid is not None:
         assert tools.setpriv is not None
         uid, gid = uid_gid
-        cmd += [tools.setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
-    cmd += [
-        tools.bwrap,
+        layers += [tools.setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
+    layers.append(tools.bwrap)
+    cmd = [
         "--unshare-all",  # user, pid, net, ipc, uts, cgroup: no network at all
         "--unshare-user",  # explicit, so that --disable-userns is accepted
         "--disable-userns",  # no nested user namespaces for the candidate
@@ -106,5 +137,4 @@ def build_command(
     cmd += ["--chdir", cwd, "--info-fd", str(info_fd)]
     if seccomp_fd is not None:
         cmd += ["--seccomp", str(seccomp_fd)]
-    cmd += ["--", *argv]
-    return cmd
+    return SandboxCommand(layers, cmd, ["--", *argv])

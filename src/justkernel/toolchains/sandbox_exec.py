@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from justkernel.toolchains.sandbox_command import CHAIN_ENV
 from justkernel.toolchains.sandbox_host import namespace_cpu_seconds, pid_namespace
 from justkernel.toolchains.sandbox_types import CapturedStream
 
@@ -132,7 +133,7 @@ class Channels:
 
     def reaper_argv(self) -> list[str]:
         """The prefix that runs the chain under `sandbox_reaper` (see its docstring)."""
-        return [sys.executable, "-I", "-S", str(_REAPER), str(self.report_w)]
+        return [sys.executable, "-I", "-S", str(_REAPER), str(self.report_w), str(os.getpid())]
 
 
 async def supervise(
@@ -157,6 +158,7 @@ async def supervise(
             pass_fds=(channels.info_w, channels.report_w, *pass_fds),
             start_new_session=True,
             close_fds=True,
+            env=CHAIN_ENV,  # never the lab's: bwrap's init shows it in /proc/1/environ
         )
     except BaseException:
         info_file.close()
