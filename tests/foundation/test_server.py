@@ -54,14 +54,15 @@ def test_api_needs_the_token_and_the_token_works_once(dirs: tuple[Path, Path]) -
         with httpx.Client(base_url=srv.base_url) as browser:
             first = browser.get(f"/auth/bootstrap?token={srv.token}")
             assert first.status_code == 303
-            assert "jk_session" in browser.cookies
+            port = srv.base_url.rsplit(":", 1)[1]
+            assert f"jk_session_{port}" in browser.cookies  # named for its port
             assert browser.get("/api/runs").json() == {"runs": []}
             assert "JustKernel" in browser.get("/").text
         # the one-time token cannot be replayed by someone else
         again = httpx.get(f"{srv.base_url}/auth/bootstrap?token={srv.token}")
         assert again.status_code == 401
         assert httpx.get(f"{srv.base_url}/auth/bootstrap?token=wrong").status_code == 401
-        forged = httpx.get(f"{srv.base_url}/api/runs", cookies={"jk_session": "00.abc"})
+        forged = httpx.get(f"{srv.base_url}/api/runs", cookies={f"jk_session_{port}": "00.abc"})
         assert forged.status_code == 401
 
 

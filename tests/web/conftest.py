@@ -80,8 +80,8 @@ def session_cookie(server: RunningServer) -> dict[str, Any]:
     """Trade the one-time link for the session cookie, as the browser would."""
     answer = httpx.get(server.link, follow_redirects=False, timeout=30)
     assert answer.status_code == 303, answer.text
-    value = answer.cookies["jk_session"]
-    return {"name": "jk_session", "value": value, "url": server.base_url}
+    name = f"jk_session_{server.base_url.rsplit(':', 1)[1]}"  # the cookie is named for its port
+    return {"name": name, "value": answer.cookies[name], "url": server.base_url}
 
 
 @pytest.fixture(scope="session")

@@ -46,7 +46,7 @@ def with_app(settings: Settings, body: Body, *, demo: bool = False) -> None:
             transport = httpx.ASGITransport(app=create_app(lab, auth, demo=player))
             headers = {"Authorization": f"Bearer {TOKEN}"}
             async with httpx.AsyncClient(
-                transport=transport, base_url="http://t", headers=headers
+                transport=transport, base_url=f"http://127.0.0.1:{settings.port}", headers=headers
             ) as client:
                 await body(lab, client)
             if player is not None:
@@ -142,7 +142,11 @@ def test_bundle_import_refuses_a_bad_file_with_a_reason(settings: Settings) -> N
 
 
 async def _bad_bundle(_lab: Lab, client: httpx.AsyncClient) -> None:
-    answer = await client.post("/api/import", content=b"not a zip at all")
+    answer = await client.post(
+        "/api/import",
+        content=b"not a zip at all",
+        headers={"Content-Type": "application/octet-stream"},
+    )
     assert answer.status_code == 400
     assert "not a JustKernel bundle" in answer.json()["detail"]
 

@@ -23,7 +23,7 @@ os.environ.setdefault("OTEL_INSTRUMENTATION_A2A_SDK_ENABLED", "false")  # before
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from a2a.auth.user import User
@@ -62,6 +62,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from justkernel import __version__
 from justkernel.a2a.executor import IDENTITY_KEY, EvaluatorSource, LabAgentExecutor
+from justkernel.a2a.jsonrpc_body import JsonRpcBodyCheck
 from justkernel.a2a.tokens import TeamIdentity, TokenStore
 from justkernel.lab import Lab
 from justkernel.settings.redaction import register as register_secret
@@ -169,12 +170,16 @@ class TeamContextBuilder(ServerCallContextBuilder):
     """The call context carries the guard's TeamIdentity and the request headers the SDK reads
     (A2A-Version), never the credentials: the SDK logs its call context at debug level."""
 
+    def __init__(self, rpc_url: Callable[[Scope, str], str]) -> None:
+        self._rpc_url = rpc_url
+
     def build(self, request: Request) -> ServerCallContext:
         identity: TeamIdentity = request.scope[IDENTITY_KEY]
         headers = {k: v for k, v in request.headers.items() if k not in PRIVATE_HEADERS}
+        rpc_url = self._rpc_url(request.scope, identity.team_id)
         return ServerCallContext(
             user=TeamUser(identity),
-            state={IDENTITY_KEY: identity, RPC_URL_KEY: str(request.url), "headers": headers},
+            state={IDENTITY_KEY: identity, RPC_URL_KEY: rpc_url, "headers": headers},
             requested_extensions=get_requested_extensions(
                 request.headers.getlist(HTTP_EXTENSION_HEADER)
             ),
@@ -278,8 +283,17 @@ class TeamGuard:
 class A2AEndpoint:
     """The A2A services of one lab process: request handler, executor, task store, tokens."""
 
-    def __init__(self, lab: Lab, evaluator: EvaluatorSource, engine: AsyncEngine) -> None:
+    def __init__(
+        self,
+        lab: Lab,
+        evaluator: EvaluatorSource,
+        engine: AsyncEngine,
+        origin: str | None = None,
+    ) -> None:
         self.lab = lab
+        # the lab's own origin ("http://127.0.0.1:4173"), for the cards' URLs; never taken from
+        # the request's Host (a rebinding page would have the card point at its own server)
+        self.origin = origin
         self.tokens = TokenStore(lab.db)
         self.registry = TeamRegistry(lab.db)
         self.executor = LabAgentExecutor(lab, evaluator)
@@ -300,6 +314,15 @@ class A2AEndpoint:
         team = await self.registry.get(identity.run_id, identity.team_id)
         return team_card(team.id, context.state[RPC_URL_KEY], team)
 
+    def rpc_url(self, scope: Scope, team_id: str) -> str:
+        """The team's JSON-RPC URL under the configured origin; without one (a bare test app),
+        under the address the connection arrived on, which the client cannot choose."""
+        origin = self.origin
+        if origin is None:
+            host, port = scope.get("server") or ("127.0.0.1", 80)
+            origin = f"http://{f'[{host}]' if ':' in str(host) else host}:{port}"
+        return f"{origin.rstrip('/')}/a2a/teams/{team_id}/"
+
     async def _public_card(self, request: Request) -> Response:
         team_id = request.path_params["team_id"]
         async with self.lab.db.reader.connect() as conn:
@@ -308,14 +331,16 @@ class A2AEndpoint:
             ).first()
         if known is None:
             return _json(404, "not_found", "no such team")
-        rpc_url = str(request.url).removesuffix(AGENT_CARD_WELL_KNOWN_PATH) + "/"
+        rpc_url = self.rpc_url(request.scope, team_id)
         body = json.dumps(agent_card_to_dict(team_card(team_id, rpc_url)))
         return Response(body, media_type="application/json")
 
     def routes(self) -> list[BaseRoute]:
         team_routes: list[BaseRoute] = [
             Route(AGENT_CARD_WELL_KNOWN_PATH, self._public_card, methods=["GET"]),
-            *create_jsonrpc_routes(self.handler, "/", context_builder=TeamContextBuilder()),
+            *create_jsonrpc_routes(
+                self.handler, "/", context_builder=TeamContextBuilder(self.rpc_url)
+            ),
         ]
         return [
             Mount(
@@ -324,7 +349,11 @@ class A2AEndpoint:
                     Mount(
                         "/teams/{team_id}",
                         routes=team_routes,
-                        middleware=[Middleware(TeamGuard, endpoint=self)],
+                        # the guard first: only an authenticated team's body is read
+                        middleware=[
+                            Middleware(TeamGuard, endpoint=self),
+                            Middleware(JsonRpcBodyCheck),
+                        ],
                         max_body_size=MAX_BODY_BYTES,
                     )
                 ],
@@ -337,15 +366,18 @@ class A2AEndpoint:
 
 
 @asynccontextmanager
-async def open_a2a(lab: Lab, evaluator: EvaluatorSource) -> AsyncIterator[A2AEndpoint]:
+async def open_a2a(
+    lab: Lab, evaluator: EvaluatorSource, origin: str | None = None
+) -> AsyncIterator[A2AEndpoint]:
     """Open the A2A services for a lab; `evaluator` is an Evaluator or an async factory
-    (called on the first submission, so a server that never evaluates never builds one)."""
+    (called on the first submission, so a server that never evaluates never builds one);
+    `origin` is the lab's own URL, which the agent cards name."""
     folder = lab.settings.resolved_data_dir / "a2a"
     folder.mkdir(parents=True, exist_ok=True)
     engine = create_async_engine(
         f"sqlite+aiosqlite:///{folder / 'tasks.db'}", pool_size=1, max_overflow=0
     )
-    endpoint = A2AEndpoint(lab, evaluator, engine)
+    endpoint = A2AEndpoint(lab, evaluator, engine, origin)
     try:
         await endpoint.task_store.initialize()
         yield endpoint

@@ -7,6 +7,7 @@ so `./start.sh` works on a laptop; `.env.example` documents each one.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -50,6 +51,11 @@ class Settings(BaseSettings):
     )
     host: str = Field(default="127.0.0.1", description="Address the web server binds to.")
     port: int = Field(default=4173, ge=0, le=65535, description="Port of the web server.")
+    public_host: str | None = Field(
+        default=None,
+        description="Host name remote browsers use (with --allow-remote); the lab answers only "
+        "to it and to loopback, and names it in links and A2A agent cards.",
+    )
     api_token: str | None = Field(
         default=None,
         description="Bearer token for scripts and remote browsers; required to bind off loopback.",
@@ -96,6 +102,15 @@ class Settings(BaseSettings):
                 "must start with sqlite+aiosqlite:// or postgresql+asyncpg:// "
                 f"(got {value.split('://')[0]}://...)"
             )
+        return value
+
+    @field_validator("public_host")
+    @classmethod
+    def _host_name(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not re.fullmatch(r"[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]", value):
+            raise ValueError("a host name or address, without scheme or port ([::1] for IPv6)")
         return value
 
     @field_validator("api_token")

@@ -29,10 +29,11 @@ from justkernel.web import (
     forms,
     transfer_api,
 )
-from justkernel.web.auth import SESSION_COOKIE, SESSION_SECONDS, AuthMiddleware, AuthState
+from justkernel.web.auth import SESSION_SECONDS, AuthMiddleware, AuthState, session_cookie_name
 from justkernel.web.control import JudgerControls, RunController
 from justkernel.web.demo import DemoPlayer
 from justkernel.web.judger_controls import LabJudgerControls
+from justkernel.web.request_guard import RequestGuard, ServedOrigin
 from justkernel.web.response_cache import ResponseCache
 from justkernel.web.security_headers import SecurityHeaders
 from justkernel.web.task_settings import TaskStore
@@ -58,7 +59,7 @@ async def bootstrap(request: Request) -> Response:
         )
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(
-        SESSION_COOKIE,
+        session_cookie_name(request.app.state.served.port),
         auth.new_session_cookie(),
         max_age=SESSION_SECONDS,
         httponly=True,
@@ -79,10 +80,14 @@ def create_app(
     demo_only: bool = False,
     start_demo: bool = False,
     a2a: A2AEndpoint | None = None,
+    served: ServedOrigin | None = None,
 ) -> Starlette:
     """The whole web layer around one lab. `controller` drives runs (the full server);
     `demo_only` is `justkernel demo`: the recorded session, no configuration, no credentials;
-    `start_demo` starts a playback when the server starts (`serve --demo`)."""
+    `start_demo` starts a playback when the server starts (`serve --demo`). `served` is where
+    the lab is reached (default: the settings' host and port); other Hosts are refused."""
+    settings = lab.settings
+    served = served or ServedOrigin.for_bind(settings.host, settings.port, settings.public_host)
     static_dir = web_dir or resources_dir() / "web"
     views = RunViews(lab.events)
     if judger is None and not demo_only:
@@ -127,14 +132,21 @@ def create_app(
         routes=routes,
         middleware=[
             Middleware(SecurityHeaders),
+            Middleware(RequestGuard, served=served, body_types=transfer_api.body_types),
             # /a2a/ checks each team's own bearer token itself
-            Middleware(AuthMiddleware, auth=auth, open_prefixes=("/a2a/",) if a2a else ()),
+            Middleware(
+                AuthMiddleware,
+                auth=auth,
+                cookie_name=session_cookie_name(served.port),
+                open_prefixes=("/a2a/",) if a2a else (),
+            ),
         ],
         exception_handlers=handlers,
         lifespan=lifespan,
     )
     app.state.lab = lab
     app.state.auth = auth
+    app.state.served = served
     app.state.views = views
     app.state.receipt_times = ReceiptTimes(lab.blobs)
     app.state.responses = ResponseCache()

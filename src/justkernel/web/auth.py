@@ -19,9 +19,15 @@ from pathlib import Path
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-SESSION_COOKIE = "jk_session"
+SESSION_COOKIE = "jk_session"  # the prefix: the cookie itself is named for its port
 SESSION_SECONDS = 14 * 24 * 3600
 OPEN_PATHS = ("/health", "/auth/bootstrap")
+
+
+def session_cookie_name(port: int) -> str:
+    """Cookies ignore ports: the lab, the demo and anything else on 127.0.0.1 share one jar.
+    A name per port keeps one server's cookie from replacing (or being offered to) another's."""
+    return f"{SESSION_COOKIE}_{port}"
 
 
 def _load_or_create_key(path: Path) -> bytes:
@@ -122,16 +128,23 @@ def _header(scope: Scope, name: bytes) -> str:
 class AuthMiddleware:
     """Pure ASGI middleware (works with streaming responses, unlike BaseHTTPMiddleware)."""
 
-    def __init__(self, app: ASGIApp, auth: AuthState, open_prefixes: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        auth: AuthState,
+        cookie_name: str,
+        open_prefixes: tuple[str, ...] = (),
+    ) -> None:
         self.app = app
         self.auth = auth
+        self.cookie_name = cookie_name
         self.open_prefixes = open_prefixes
 
     def _allowed(self, scope: Scope) -> bool:
         path: str = scope.get("path", "")
         if path in OPEN_PATHS or any(path.startswith(p) for p in self.open_prefixes):
             return True
-        cookie = _cookie_value(scope, SESSION_COOKIE)
+        cookie = _cookie_value(scope, self.cookie_name)
         if cookie and self.auth.session_valid(cookie):
             return True
         return self.auth.bearer_valid(_header(scope, b"authorization"))

@@ -21,6 +21,7 @@ from justkernel.web.app import create_app
 from justkernel.web.auth import AuthState
 from justkernel.web.control import RunController
 from justkernel.web.demo import DemoPlayer, demo_bundle_path
+from justkernel.web.request_guard import ServedOrigin
 
 log = logging.getLogger("justkernel.server")
 DemoMode = Literal["only", "start"] | None
@@ -116,9 +117,14 @@ async def serve(
     controller = None if demo == "only" else RunController(lab)
     try:
         async with contextlib.AsyncExitStack() as stack:
+            sock = sock or bind_socket(settings.host, settings.port)
+            port = sock.getsockname()[1]
+            served = ServedOrigin.for_bind(settings.host, port, settings.public_host)
             a2a = None
             if controller is not None:  # outside agents join as teams over A2A (not the demo)
-                a2a = await stack.enter_async_context(open_a2a(lab, controller.evaluator))
+                a2a = await stack.enter_async_context(
+                    open_a2a(lab, controller.evaluator, origin=served.origin)
+                )
             app = create_app(
                 lab,
                 auth,
@@ -127,9 +133,8 @@ async def serve(
                 demo_only=demo == "only",
                 start_demo=demo is not None,
                 a2a=a2a,
+                served=served,
             )
-            sock = sock or bind_socket(settings.host, settings.port)
-            port = sock.getsockname()[1]
             config = uvicorn.Config(
                 app,
                 log_level=settings.log_level,

@@ -97,3 +97,7 @@ routes = [
 ]
 
 exception_handlers = {BundleError: bundle_refused}
+# the upload's body is the bundle itself (the dashboard sends application/octet-stream)
+body_types = {
+    "/api/import": frozenset({"application/octet-stream", "application/zip", "application/x-zip"})
+}
