@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from justkernel.capabilities import suite_needs
 from tests.support.server import server_env
 
 
@@ -23,26 +24,39 @@ def _check(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
 
 
 def test_check_json_matches_the_machine(tmp_path: Path) -> None:
+    """This machine runs the whole suite, so everything the suite needs is present here."""
     result = _check(tmp_path, "--json")
     assert result.returncode == 0, result.stderr
     caps = {c["name"]: c for c in json.loads(result.stdout)["capabilities"]}
-    assert {
-        "gcc",
-        "valgrind",
-        "bubblewrap",
-        "sandbox",
-        "chromium",
-        "cann",
-        "ssh hosts",
-    } <= caps.keys()
-    assert caps["gcc"]["present"] == (shutil.which("gcc") is not None)
-    assert caps["valgrind"]["present"] == (shutil.which("valgrind") is not None)
-    assert caps["bubblewrap"]["present"] == (shutil.which("bwrap") is not None)
-    if caps["bubblewrap"]["present"] and caps["gcc"]["present"]:
-        assert caps["sandbox"]["present"], caps["sandbox"]
-    if not caps["cann"]["present"]:
-        assert caps["cann"]["fix"]
+    assert {*suite_needs(), "cann", "ssh hosts"} <= caps.keys()
+    for name in suite_needs():
+        assert caps[name]["present"] is True, caps[name]
+    for name in ("gcc", "valgrind", "git"):
+        assert caps[name]["detail"].startswith(f"{shutil.which(name)}: "), caps[name]
+    assert caps["bubblewrap"]["detail"].startswith(f"{shutil.which('bwrap')}: ")
+    assert caps["sandbox"]["detail"].startswith("prlimit + "), caps["sandbox"]
+    assert "bwrap" in caps["sandbox"]["detail"]
+    for cap in caps.values():  # a missing capability says how to fix it; a present one has none
+        assert bool(cap["fix"]) is not cap["present"], cap
     assert "none configured" in caps["ssh hosts"]["detail"]
+
+
+def test_check_reports_a_missing_tool_with_its_fix(tmp_path: Path) -> None:
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    (bare / "python").symlink_to(sys.executable)
+    result = _check(tmp_path, "--json", PATH=str(bare))
+    assert result.returncode == 0, result.stderr
+    caps = {c["name"]: c for c in json.loads(result.stdout)["capabilities"]}
+    assert caps["valgrind"] == {
+        "name": "valgrind",
+        "present": False,
+        "detail": "valgrind not found on PATH",
+        "needed_for": "cycle simulation (cachegrind)",
+        "fix": "apt-get install valgrind",
+    }
+    assert caps["sandbox"]["present"] is False
+    assert "bwrap" in caps["sandbox"]["detail"]
 
 
 def test_check_probes_configured_hosts(tmp_path: Path) -> None:
