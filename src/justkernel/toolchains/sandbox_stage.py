@@ -9,10 +9,11 @@ Why not bind the job folders where they live:
   the lab's data folder, or the judge's secret work folder.
 
 So every run binds copies under `<parent>/justkernel-sandbox-<uid>/run-<pid>-XXXX/`, where
-`<parent>` is /var/tmp (on disk), or /tmp. Read-only inputs are hard-linked when the sandbox uid
-could read the file anyway and it is on the same filesystem (no copy of the large input
-packs), else copied readable; the output folder is staged with what it already holds and moved
-back after the run. Copies (not links) are readable by the run's sandbox uid alone.
+`<parent>` is /var/tmp (on disk), or /tmp. A read-only input is hard-linked when any local
+user could find and read it anyway and it is on the same filesystem (no copy of the large
+input packs), else copied, readable by the run's sandbox uid alone (the staged paths are no
+secret: other users can read a sandbox process's mountinfo). The output folder is staged with
+what it already holds and moved back after the run.
 
 The staging root is made by the lab itself with mode 0711 (traversable, not listable) and
 checked on every use: a real folder (not a symlink), owned by the lab's uid, writable by no one
@@ -109,10 +110,21 @@ def _own(path: str, reader: Reader, mode: int) -> None:
     os.chmod(path, mode)
 
 
+def _anyone_may_read(path: str, st: os.stat_result) -> bool:
+    """Whether any local user could already find and read this file: o+r on it, and o+rx on
+    every folder above it (a 0711 parent hides a secret name, as the judge's work root does)."""
+    if not (stat.S_ISREG(st.st_mode) and st.st_mode & 0o004):
+        return False
+    return all(os.stat(parent).st_mode & 0o005 == 0o005 for parent in Path(path).parents)
+
+
 def _link_or_copy(src: str, dst: str, reader: Reader = None) -> None:
-    """A hard link when anyone may read the file anyway, else a copy only the sandbox reads."""
+    """A hard link when that shows nobody anything new, else a copy only the sandbox reads.
+
+    The staged path is no secret (any local user can read a process's /proc/<pid>/mountinfo),
+    so a link must not make a file readable that was hidden before."""
     st = os.stat(src)
-    if stat.S_ISREG(st.st_mode) and st.st_mode & 0o004:
+    if _anyone_may_read(src, st):
         with contextlib.suppress(OSError):  # another filesystem, or not allowed: copy
             os.link(src, dst)
             return
