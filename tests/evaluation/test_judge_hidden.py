@@ -90,11 +90,11 @@ async def test_the_baseline_passes_every_hidden_point_with_times(judge: RunningJ
     assert [p.id for p in result.points] == list(point_ids())
     for p in result.points:
         assert p.passed and p.outcome == "passed"
-        assert p.error_ratio is not None and p.error_ratio <= 1e-3
+        assert p.error_ratio is None and p.error_bucket is None  # a pass says nothing more
         assert p.time_us is not None and p.time_us > 0
         assert p.best_time_us is not None and p.best_time_us <= p.time_us
     times = [p.time_us for p in result.points if p.time_us is not None]
-    assert result.prof_sum_us == pytest.approx(sum(times))
+    assert result.prof_sum_us == pytest.approx(sum(times), rel=1e-3)  # rounded
     raw = result.raw
     assert raw["time_source"].startswith("cycle-model")
     assert raw["source_sha256"] == candidate.source_sha256
@@ -122,7 +122,7 @@ async def test_a_shape_specialised_kernel_passes_locally_and_fails_the_hidden_po
     assert len(failed) == 15  # output1 is garbage on every shape it was not tuned for
     for p in failed:
         assert p.outcome == "incorrect"
-        assert p.error_ratio is not None and p.error_ratio > 0.5
+        assert p.error_ratio is None and p.error_bucket == ">=50%"
         assert p.time_us is None  # not measured: a failing candidate is not simulated
     assert result.prof_sum_us is None
     assert result.raw["verdict"] == "fail"
@@ -136,6 +136,6 @@ async def test_a_compile_error_fails_every_point_with_diagnostics(judge: Running
     result = await submit_and_wait(judge, CandidateBundle.from_project(folder, load_operator()))
     assert result.status is SubmissionStatus.FINISHED
     assert [p.outcome for p in result.points] == ["compile_failed"] * 15
-    assert all(p.error_ratio is None and p.time_us is None for p in result.points)
+    assert all(p.error_bucket is None and p.time_us is None for p in result.points)
     assert any("cmg_kernel.c" in line for line in result.raw["diagnostics"])
     assert not any(str(Path.home()) in line for line in result.raw["diagnostics"])

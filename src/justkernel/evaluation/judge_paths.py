@@ -4,6 +4,7 @@
       hidden_seed              0600  the secret seed of the hidden points
       hidden_cases.toml        0600  the 15 points drawn from it
       token                    0600  the login token
+      feedback_key             0600  keys the noise on published times (judge_public.py)
       judge.db                 0600  submissions, results, best time per point
       server.json              0600  URL and pid of the running judge (for the local client)
       work_name                0600  the unguessable name of the evaluation folder
@@ -31,6 +32,7 @@ TOKEN_FILE = "token"
 DB_FILE = "judge.db"
 SERVER_FILE = "server.json"
 WORK_NAME_FILE = "work_name"
+FEEDBACK_KEY_FILE = "feedback_key"
 
 
 class JudgeFolderError(RuntimeError):
@@ -117,6 +119,14 @@ class JudgeFolder:
         if not self.token_path.is_file():
             write_private(self.token_path, secrets.token_urlsafe(32) + "\n")
         return self.token_path.read_text().strip()
+
+    def feedback_key(self) -> bytes:
+        """The key of the published times' noise, created on first use (32 random bytes):
+        without it nobody can tell the noise apart from the time."""
+        path = self.root / FEEDBACK_KEY_FILE
+        if not path.is_file():
+            write_private(path, secrets.token_hex(32) + "\n")
+        return bytes.fromhex(path.read_text().strip())
 
     def write_server_info(self, url: str) -> None:
         write_private(self.root / SERVER_FILE, json.dumps({"url": url, "pid": os.getpid()}))

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from justkernel.evaluation.judge_eval import JudgeEvaluation
+from justkernel.evaluation.judge_public import Publisher
 from justkernel.evaluation.judge_store import JudgeStore
 
 log = logging.getLogger("justkernel.judge")
@@ -22,9 +23,14 @@ log = logging.getLogger("justkernel.judge")
 
 class JudgeRunner:
     def __init__(
-        self, store: JudgeStore, evaluation: JudgeEvaluation, clock: Callable[[], datetime]
+        self,
+        store: JudgeStore,
+        evaluation: JudgeEvaluation,
+        clock: Callable[[], datetime],
+        publisher: Publisher,
     ) -> None:
         self.store = store
+        self.publisher = publisher
         self.evaluation = evaluation
         self.clock = clock
         self._wake = asyncio.Event()
@@ -59,5 +65,6 @@ class JudgeRunner:
                 message = f"{type(exc).__name__}: the judge could not evaluate this submission"
                 self.store.fail(sub.id, message, self._now())
             else:
-                self.store.finish(sub.id, sub.operator, result, self._now())
+                public = self.publisher.times(result, sub.source_sha256)
+                self.store.finish(sub.id, sub.operator, result, self._now(), public)
             self.evaluated += 1

@@ -12,7 +12,9 @@ The bearer is the login token itself or a session token from /api/login. Answers
 a valid bearer, 429 `rate_limited` (Retry-After) beyond the per-account submission rate or the
 per-address request rate, 429 `quota_exceeded` once the day's quota (00:00 Asia/Shanghai) is
 used, 400 `bad_bundle` for a refused upload. Responses name points by id only; shapes and
-inputs stay in the judge folder. Full reference: docs/judge-api.md.
+inputs stay in the judge folder, and results are published coarsely (pass/fail, error buckets,
+noised rounded times: judge_public.py) so feedback cannot rebuild the points. Full reference:
+docs/judge-api.md.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
-import json
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable
@@ -40,8 +41,10 @@ from justkernel.evaluation.hidden_cases import load_or_create_hidden_cases
 from justkernel.evaluation.judge_eval import TIME_SOURCE, JudgeEvaluation
 from justkernel.evaluation.judge_limits import SlidingWindow, next_reset, quota_day, utc_now
 from justkernel.evaluation.judge_paths import JudgeFolder
+from justkernel.evaluation.judge_public import Publisher
 from justkernel.evaluation.judge_runner import JudgeRunner
 from justkernel.evaluation.judge_store import JudgeStore, StoredSubmission
+from justkernel.jsonsafe import loads_bounded
 from justkernel.operators import load_operator
 
 ACCOUNT = "default"  # one login token, one account (the lab's), as on the contest site
@@ -130,6 +133,7 @@ class JudgeService:
         self.store = JudgeStore(config.folder.db_path)
         self.sessions = Sessions(config.folder.token(), config.session_seconds)
         self.submit_rate = SlidingWindow(config.submissions_per_minute)
+        self.publisher = Publisher(config.folder.feedback_key())
         self.runner: JudgeRunner | None = None
 
     def quota(self, account: str) -> dict[str, Any]:
@@ -157,8 +161,8 @@ class JudgeService:
             "prof_sum_us": None,
             "time_source": TIME_SOURCE,
         }
-        if sub.result is not None:
-            out.update(sub.result)
+        if sub.result is not None:  # exact in the store; clients get the published view
+            out.update(self.publisher.result(sub.result, sub.source_sha256))
         if sub.error is not None:
             out["error"] = sub.error
         return out
@@ -171,7 +175,7 @@ class JudgeService:
             self.hidden,
             sim_parallelism=self.config.sim_parallelism,
         )
-        self.runner = JudgeRunner(self.store, evaluation, self.config.clock)
+        self.runner = JudgeRunner(self.store, evaluation, self.config.clock, self.publisher)
         task = asyncio.create_task(self.runner.run(), name="judge-runner")
         if self.config.url:
             self.config.folder.write_server_info(self.config.url)
@@ -210,9 +214,9 @@ async def _read_json(request: Request, limit: int) -> Any:
         if len(body) > limit:
             raise BundleError(f"request body larger than {limit} bytes")
     try:
-        return json.loads(body)
-    except ValueError:
-        raise BundleError("the body is not valid JSON") from None
+        return loads_bounded(bytes(body))
+    except ValueError as exc:
+        raise BundleError(f"request body: {exc}") from None
 
 
 async def health(request: Request) -> Response:

@@ -4,6 +4,8 @@ Kept apart from the lab's database on purpose: the judge is another service with
 folder. Submissions keep their files (the evidence of what was judged), so a queued or
 interrupted submission survives a restart (`requeue_interrupted`) and is evaluated then. The
 best time of a point is updated in the transaction that stores a result: they never disagree.
+A result is kept exact (for the judge's operator); clients get `judge_public.Publisher`'s view
+of it, whose best times are the best published ones (`public_best_times`), never exact ones.
 """
 
 from __future__ import annotations
@@ -44,6 +46,13 @@ CREATE TABLE IF NOT EXISTS submissions (
 CREATE INDEX IF NOT EXISTS submissions_day ON submissions (account, quota_day);
 CREATE INDEX IF NOT EXISTS submissions_status ON submissions (status, seq);
 CREATE TABLE IF NOT EXISTS best_times (
+    operator TEXT NOT NULL,
+    point_id TEXT NOT NULL,
+    best_time_us REAL NOT NULL,
+    submission_id TEXT NOT NULL,
+    PRIMARY KEY (operator, point_id)
+);
+CREATE TABLE IF NOT EXISTS public_best_times (
     operator TEXT NOT NULL,
     point_id TEXT NOT NULL,
     best_time_us REAL NOT NULL,
@@ -227,25 +236,29 @@ class JudgeStore:
             return cur.rowcount
 
     def finish(
-        self, submission_id: str, operator: str, result: dict[str, Any], finished_at: str
+        self,
+        submission_id: str,
+        operator: str,
+        result: dict[str, Any],
+        finished_at: str,
+        public_times: Mapping[str, float] | None = None,
     ) -> dict[str, Any]:
         """Store a result; points that passed with a time update their best. Each point's
-        `best_time_us` is then the best over every submission so far (None if none timed)."""
+        `best_time_us` is then the best exact time over every submission so far (None if none
+        timed) and `public_best_time_us` the best of the times clients were given."""
+        exact = {
+            p["id"]: p["time_us"]
+            for p in result["points"]
+            if p.get("passed") and p.get("time_us") is not None
+        }
         with self._tx() as db:
-            for point in result["points"]:
-                t = point.get("time_us")
-                if point.get("passed") and t is not None:
-                    db.execute(
-                        "INSERT INTO best_times VALUES (?, ?, ?, ?) "
-                        "ON CONFLICT (operator, point_id) DO UPDATE SET "
-                        "best_time_us = excluded.best_time_us, "
-                        "submission_id = excluded.submission_id "
-                        "WHERE excluded.best_time_us < best_times.best_time_us",
-                        (operator, point["id"], t, submission_id),
-                    )
+            self._improve(db, "best_times", operator, submission_id, exact)
+            self._improve(db, "public_best_times", operator, submission_id, public_times or {})
             best = self._best(db, operator)
+            public = self._best(db, operator, "public_best_times")
             for point in result["points"]:
                 point["best_time_us"] = best.get(point["id"])
+                point["public_best_time_us"] = public.get(point["id"])
             db.execute(
                 "UPDATE submissions SET status = ?, finished_at = ?, result = ? WHERE id = ?",
                 (
@@ -266,9 +279,27 @@ class JudgeStore:
             )
 
     @staticmethod
-    def _best(db: sqlite3.Connection, operator: str) -> dict[str, float]:
+    def _improve(
+        db: sqlite3.Connection,
+        table: str,
+        operator: str,
+        submission_id: str,
+        times: Mapping[str, float],
+    ) -> None:
+        for point_id, t in times.items():
+            db.execute(
+                f"INSERT INTO {table} VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (operator, point_id) DO UPDATE SET "
+                "best_time_us = excluded.best_time_us, "
+                "submission_id = excluded.submission_id "
+                f"WHERE excluded.best_time_us < {table}.best_time_us",
+                (operator, point_id, t, submission_id),
+            )
+
+    @staticmethod
+    def _best(db: sqlite3.Connection, operator: str, table: str = "best_times") -> dict[str, float]:
         rows = db.execute(
-            "SELECT point_id, best_time_us FROM best_times WHERE operator = ?", (operator,)
+            f"SELECT point_id, best_time_us FROM {table} WHERE operator = ?", (operator,)
         ).fetchall()
         return {r["point_id"]: float(r["best_time_us"]) for r in rows}
 

@@ -101,6 +101,10 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def _text(value: Any) -> str | None:
+    return value[:40] if isinstance(value, str) else None
+
+
 def parse_result(data: Mapping[str, Any]) -> OfficialResult:
     """A submission document (docs/judge-api.md) as an OfficialResult; missing stays None."""
     try:
@@ -113,6 +117,7 @@ def parse_result(data: Mapping[str, Any]) -> OfficialResult:
                 time_us=_number(p.get("time_us")),
                 best_time_us=_number(p.get("best_time_us")),
                 outcome=p.get("outcome") if isinstance(p.get("outcome"), str) else None,
+                error_bucket=_text(p.get("error_bucket")),
             )
             for p in data.get("points") or ()
         )

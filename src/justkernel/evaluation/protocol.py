@@ -89,14 +89,16 @@ class CandidateBundle:
 
 @dataclass(frozen=True)
 class PointResult:
-    """One hidden test point as the judge reported it; None where it gave nothing."""
+    """One hidden test point as the judge reported it; None where it gave nothing. The local
+    judge gives no exact ratio and only noised, rounded times (docs/judge-api.md)."""
 
     id: str
     passed: bool
-    error_ratio: float | None = None
+    error_ratio: float | None = None  # the official site's figure, if it gives one
     time_us: float | None = None
     best_time_us: float | None = None
     outcome: str | None = None  # passed, incorrect, timeout, crashed, not_run, compile_failed...
+    error_bucket: str | None = None  # the local judge's coarse label of a failing point
 
 
 @dataclass(frozen=True)

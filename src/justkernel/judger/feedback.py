@@ -18,6 +18,7 @@ def point_feedback(result: OfficialResult) -> list[dict[str, Any]]:
             "id": p.id,
             "passed": p.passed,
             "error_ratio": p.error_ratio,
+            "error_bucket": p.error_bucket,
             "time_us": p.time_us,
             "best_time_us": p.best_time_us,
             "outcome": p.outcome,
