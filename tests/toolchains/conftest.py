@@ -1,7 +1,8 @@
 """Fixtures for the sandbox tests: hostile programs compiled once, world-traversable folders.
 
-Sandbox folders do not live under pytest's tmp_path: as root that is /tmp/pytest-of-root
-(mode 0700), which the unprivileged sandbox uid cannot traverse (see sandbox_host).
+The sandbox stages every run's folders itself (so a private parent such as pytest's
+/tmp/pytest-of-root, mode 0700, works: `test_sandbox_api`); these folders are world-readable
+all the same, so staging hard-links the programs and a test can find a survivor by its inode.
 """
 
 from __future__ import annotations
