@@ -50,7 +50,7 @@ from justkernel.workers.receipts import (
     Status,
 )
 
-PIPELINE_VERSION = "cpu-pipeline/1"
+PIPELINE_VERSION = "cpu-pipeline/2"  # 2: byte scan, pre-main and W^X checks
 
 
 @dataclass(frozen=True)

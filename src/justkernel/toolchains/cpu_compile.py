@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from justkernel.operators import OperatorDefinition, compile_steps, static_check
+from justkernel.toolchains.cpu_objects import executable_problems, object_problems
 from justkernel.toolchains.cpu_sandbox import run_checked
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus
@@ -29,9 +29,6 @@ from justkernel.workers.receipts import Status
 SRC = "/sandbox/src"
 OUT = "/sandbox/out"
 DIAGNOSTIC_LINES = 30  # first lines of compiler output shown in the receipt
-# Instructions that enter the kernel directly; a numeric kernel never needs one, and they are
-# how a kernel would reach fork, socket, setitimer ... without an external symbol.
-_SYSCALL_INSN = re.compile(r"^\s*[0-9a-f]+:\s+(syscall|sysenter|int\s+\$0x80)\b", re.MULTILINE)
 
 
 @dataclass
@@ -92,20 +89,6 @@ class HarnessObject:
         return target
 
 
-def syscall_instructions(obj: Path) -> tuple[str, ...]:
-    """Problems for every syscall-like instruction in the object's code sections."""
-    done = subprocess.run(
-        ["objdump", "-d", "--no-show-raw-insn", str(obj)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        return (f"{obj.name}: objdump cannot read it: {done.stderr.strip()[:200]}",)
-    found = sorted({m.group(1).split()[0] for m in _SYSCALL_INSN.finditer(done.stdout)})
-    return tuple(f"{obj.name}: contains a `{i}` instruction (a direct system call)" for i in found)
-
-
 async def _sandboxed_step(
     argv: tuple[str, ...], src: Path, build: Path, limits: SandboxLimits
 ) -> tuple[SandboxStatus, str, bool]:
@@ -121,8 +104,10 @@ def _static_problems(
     spec = definition.build
     problems = static_check(kernel, spec.kernel_entry, definition)
     problems += static_check(tiling, spec.tiling_entry, definition)
-    if scan_syscalls:
-        problems += syscall_instructions(kernel) + syscall_instructions(tiling)
+    # Direct system calls are how a kernel would reach fork, socket, setitimer ... without an
+    # external symbol; the scan looks at every byte (see cpu_objects).
+    for obj in (kernel, tiling):
+        problems += object_problems(obj, scan_bytes=scan_syscalls)
     return problems
 
 
@@ -135,7 +120,8 @@ async def compile_candidate(
     *,
     scan_syscalls: bool = True,
 ) -> CompileOutcome:
-    """kernel and tiling objects (sandboxed) -> static checks -> link with harness.o."""
+    """kernel and tiling objects (sandboxed) -> static checks -> link with harness.o -> check
+    the executable's segments (no writable code, no executable stack)."""
     steps = {s.name: s for s in compile_steps(Path(SRC), Path(OUT), definition)}
     outcome = CompileOutcome(ok=False)
     log: list[str] = []
@@ -170,8 +156,16 @@ async def compile_candidate(
             outcome.detail = _compile_detail(name, status, text)
             break
     else:
-        outcome.ok = True
-        outcome.harness = build / steps["link"].output.name
+        exe = build / steps["link"].output.name
+        problems = await asyncio.to_thread(executable_problems, exe)
+        if problems:
+            outcome.problems = problems
+            outcome.failed_step = "static_check"
+            outcome.status = Status.STATIC_CHECK_FAILED
+            outcome.detail = problems[0]
+        else:
+            outcome.ok = True
+            outcome.harness = exe
     outcome.log = "".join(log)
     outcome.compile_seconds = time.monotonic() - start - outcome.static_seconds
     return outcome

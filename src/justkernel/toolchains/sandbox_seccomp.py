@@ -8,6 +8,15 @@ userfaultfd, keyrings, new mount API ...) and (2) turn an attempted escape into 
 unambiguous signal: the kernel kills the whole process with SIGSYS, which `sandbox` reports
 as `sandbox_violation`. No numeric kernel or harness has a reason to make these calls.
 
+A few calls are checked on their arguments (`ARG_CHECKED_SYSCALLS`): code may not appear at run
+time, where the static byte scan (`cpu_objects`) never saw it. So `mprotect`/`pkey_mprotect`
+with PROT_EXEC, `mmap` with PROT_EXEC that is writable or anonymous, `shmat` with SHM_EXEC, a
+READ_IMPLIES_EXEC personality and `memfd_create` kill the process too. The dynamic loader still
+works: the filter is installed before exec, and ld.so maps libraries read-only and executable
+from their files, which stays allowed. valgrind's JIT needs anonymous RWX memory for its code
+cache, so valgrind runs (`SandboxLimits.anonymous_exec`) allow anonymous executable mappings;
+there the guest's code is translated by valgrind and never runs natively.
+
 The filter is raw classic BPF (what `bwrap --seccomp FD` loads), assembled here so that no
 libseccomp binding is needed. Only x86_64 and aarch64 are known; on other machines
 `deny_filter()` returns None and the sandbox runs without this layer (reported by
@@ -18,6 +27,9 @@ from __future__ import annotations
 
 import platform
 import struct
+from dataclasses import dataclass, field
+
+from justkernel.toolchains.sandbox_types import SandboxLimits
 
 # Syscalls a sandboxed program must never make. Numbers: x86_64 (asm/unistd_64.h), aarch64
 # (asm-generic/unistd.h; None where the call does not exist). A test checks both tables
@@ -73,6 +85,25 @@ DENIED_SYSCALLS: dict[str, tuple[int, int | None]] = {
     "lookup_dcookie": (212, 18),
 }
 
+# Calls allowed only with some arguments, so that no code can appear at run time that the
+# static scan (cpu_objects) never saw: no executable memory the program can write (the loader's
+# read-only file mappings of libraries stay allowed), no READ_IMPLIES_EXEC personality, no
+# memfd to map as code. Same numbering as above; a test checks them against the headers.
+ARG_CHECKED_SYSCALLS: dict[str, tuple[int, int | None]] = {
+    "mmap": (9, 222),
+    "mprotect": (10, 226),
+    "pkey_mprotect": (329, 288),
+    "shmat": (30, 196),
+    "personality": (135, 92),
+    "memfd_create": (319, 279),
+}
+PROT_WRITE = 0x2
+PROT_EXEC = 0x4
+MAP_ANONYMOUS = 0x20
+SHM_EXEC = 0o100000
+READ_IMPLIES_EXEC = 0x0400000
+_PERSONALITY_QUERY = 0xFFFFFFFF  # personality(0xffffffff) only reads the current value
+
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 _X32_SYSCALL_BIT = 0x40000000
 
@@ -80,15 +111,18 @@ _X32_SYSCALL_BIT = 0x40000000
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
 _JGE_K = 0x35
+_JSET_K = 0x45
 _RET_K = 0x06
 _RET_KILL_PROCESS = 0x80000000
 _RET_ALLOW = 0x7FFF0000
 _OFF_NR = 0  # offsetof(struct seccomp_data, nr)
 _OFF_ARCH = 4  # offsetof(struct seccomp_data, arch)
+KILL, ALLOW = "kill", "allow"  # labels of the two final instructions
 
 
-def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
-    return struct.pack("=HBBI", code, jt, jf, k)
+def _arg(i: int) -> int:
+    """offsetof(struct seccomp_data, args[i]), low 32 bits (little-endian machines only)."""
+    return 16 + 8 * i
 
 
 def machine() -> str:
@@ -97,34 +131,103 @@ def machine() -> str:
     return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)
 
 
+def _column(arch: str) -> int:
+    return 0 if arch == "x86_64" else 1
+
+
 def denied_numbers(arch: str) -> list[int]:
     """Syscall numbers of `DENIED_SYSCALLS` on `arch`."""
-    column = 0 if arch == "x86_64" else 1
+    column = _column(arch)
     return sorted({nrs[column] for nrs in DENIED_SYSCALLS.values() if nrs[column] is not None})
 
 
-def deny_filter(arch: str | None = None) -> bytes | None:
+def _nr(name: str, arch: str) -> int:
+    nr = ARG_CHECKED_SYSCALLS[name][_column(arch)]
+    assert nr is not None
+    return nr
+
+
+@dataclass
+class _Program:
+    """Classic BPF with symbolic jump targets, resolved by `assemble` (jumps go forward only)."""
+
+    code: list[tuple[int, int, str | None, str | None]] = field(default_factory=list)
+    labels: dict[str, int] = field(default_factory=dict)
+
+    def op(self, code: int, k: int, jt: str | None = None, jf: str | None = None) -> None:
+        self.code.append((code, k, jt, jf))
+
+    def label(self, name: str) -> None:
+        self.labels[name] = len(self.code)
+
+    def assemble(self) -> bytes:
+        out = []
+        for pc, (code, k, jt, jf) in enumerate(self.code):
+            offsets = [0 if t is None else self.labels[t] - pc - 1 for t in (jt, jf)]
+            if not all(0 <= o <= 255 for o in offsets):
+                raise ValueError(f"BPF jump out of range at {pc}: {offsets}")
+            out.append(struct.pack("=HBBI", code, offsets[0], offsets[1], k))
+        return b"".join(out)
+
+
+def _flag_rule(p: _Program, name: str, arg: int, bits: int) -> None:
+    """`name`: kill when any of `bits` is set in argument `arg`, else allow."""
+    p.label(name)
+    p.op(_LD_W_ABS, _arg(arg))
+    p.op(_JSET_K, bits, jt=KILL, jf=ALLOW)
+
+
+def _mmap_rule(p: _Program, anonymous_exec: bool) -> None:
+    """mmap with PROT_EXEC: only a read-only file mapping (how ld.so maps a library), unless
+    `anonymous_exec`, which also allows anonymous ones (valgrind's JIT maps its code cache
+    anonymous and RWX)."""
+    p.label("mmap")
+    p.op(_LD_W_ABS, _arg(2))
+    p.op(_JSET_K, PROT_EXEC, jf=ALLOW)
+    p.op(_LD_W_ABS, _arg(3))
+    p.op(_JSET_K, MAP_ANONYMOUS, jt=ALLOW if anonymous_exec else KILL)
+    p.op(_LD_W_ABS, _arg(2))
+    p.op(_JSET_K, PROT_WRITE, jt=KILL, jf=ALLOW)
+
+
+def deny_filter(arch: str | None = None, *, anonymous_exec: bool = False) -> bytes | None:
     """The BPF program (array of `struct sock_filter`) for `bwrap --seccomp`, or None.
 
-    Layout: wrong architecture -> kill; (x86_64) x32 ABI -> kill; one JEQ per denied number
-    jumping to the final kill; otherwise allow.
+    Layout: wrong architecture -> kill; (x86_64) x32 ABI -> kill; each denied number -> kill;
+    each argument-checked call -> its rule; otherwise allow. `anonymous_exec` allows anonymous
+    executable mappings, for valgrind only (its guest code is translated, never run natively).
     """
     arch = arch or machine()
     if arch not in _AUDIT_ARCH:
         return None
-    numbers = denied_numbers(arch)
-    prog = [
-        _insn(_LD_W_ABS, _OFF_ARCH),
-        _insn(_JEQ_K, _AUDIT_ARCH[arch], jt=1, jf=0),
-        _insn(_RET_K, _RET_KILL_PROCESS),
-        _insn(_LD_W_ABS, _OFF_NR),
-    ]
-    # Every jump below lands on the last instruction (kill); `left` counts what lies between.
-    left = len(numbers) + 1  # the JEQs still to come plus the final allow
+    p = _Program()
+    p.op(_LD_W_ABS, _OFF_ARCH)
+    p.op(_JEQ_K, _AUDIT_ARCH[arch], jf=KILL)
+    p.op(_LD_W_ABS, _OFF_NR)
     if arch == "x86_64":
-        prog.append(_insn(_JGE_K, _X32_SYSCALL_BIT, jt=left, jf=0))
-    for nr in numbers:
-        left -= 1
-        prog.append(_insn(_JEQ_K, nr, jt=left, jf=0))
-    prog += [_insn(_RET_K, _RET_ALLOW), _insn(_RET_K, _RET_KILL_PROCESS)]
-    return b"".join(prog)
+        p.op(_JGE_K, _X32_SYSCALL_BIT, jt=KILL)
+    for nr in denied_numbers(arch):
+        p.op(_JEQ_K, nr, jt=KILL)
+    p.op(_JEQ_K, _nr("memfd_create", arch), jt=KILL)
+    rules = {"mmap": "mmap", "mprotect": "prot", "pkey_mprotect": "prot", "shmat": "shmat"}
+    rules["personality"] = "personality"
+    for call, rule in rules.items():
+        p.op(_JEQ_K, _nr(call, arch), jt=rule)
+    p.op(_RET_K, _RET_ALLOW)
+    _mmap_rule(p, anonymous_exec)
+    _flag_rule(p, "prot", 2, PROT_EXEC)
+    _flag_rule(p, "shmat", 2, SHM_EXEC)
+    p.label("personality")
+    p.op(_LD_W_ABS, _arg(0))
+    p.op(_JEQ_K, _PERSONALITY_QUERY, jt=ALLOW)
+    p.op(_JSET_K, READ_IMPLIES_EXEC, jt=KILL, jf=ALLOW)
+    p.label(ALLOW)
+    p.op(_RET_K, _RET_ALLOW)
+    p.label(KILL)
+    p.op(_RET_K, _RET_KILL_PROCESS)
+    return p.assemble()
+
+
+def filter_for(limits: SandboxLimits) -> bytes | None:
+    """The filter a run with these limits gets (None: seccomp off or an unknown machine)."""
+    return deny_filter(anonymous_exec=limits.anonymous_exec) if limits.seccomp else None

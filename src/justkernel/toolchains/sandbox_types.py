@@ -69,6 +69,7 @@ class SandboxLimits:
     tmp_bytes: int = 64 * MiB  # size of the private /tmp (tmpfs is RAM, so it is capped)
     capture_bytes: int = 256 * 1024  # kept per stream: first half and last half
     seccomp: bool = True  # the deny-list filter (sandbox_seccomp)
+    anonymous_exec: bool = False  # anonymous executable memory: valgrind's JIT only (seccomp)
 
     @classmethod
     def valgrind(cls, **overrides: object) -> SandboxLimits:
@@ -79,6 +80,7 @@ class SandboxLimits:
             cpu_seconds=300,
             address_space_bytes=16 * GiB,
             open_files=128,
+            anonymous_exec=True,
         )
         return dataclasses.replace(base, **overrides)  # type: ignore[arg-type]
 
