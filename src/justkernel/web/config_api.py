@@ -17,6 +17,7 @@ from starlette.routing import Route
 
 from justkernel.lab import Lab
 from justkernel.settings import redaction
+from justkernel.settings.config import ConfigError
 from justkernel.settings.models import (
     DEFAULT_BASE_URLS,
     ModelPreset,
@@ -26,6 +27,7 @@ from justkernel.settings.models import (
 )
 from justkernel.settings.secrets import SecretsStore
 from justkernel.web.forms import FormErrors, json_body, parse_model
+from justkernel.web.host_paths import hide_host_paths, shown_path
 from justkernel.web.hosts_config import delete_host, list_hosts, save_host
 
 PROVIDERS = ["offline", "openai", "deepseek", "qwen", "openai_compatible"]
@@ -43,9 +45,9 @@ def _lab(request: Request) -> Lab:
     return request.app.state.lab
 
 
-def refuse_in_demo(request: Request) -> None:
+def refuse_in_demo(request: Request, what: str = "configuration is disabled") -> None:
     if request.app.state.demo_only:
-        raise DemoRefused("the demo plays a recorded session; configuration is disabled")
+        raise DemoRefused(f"the demo plays a recorded session; {what}")
 
 
 def _preset_view(preset: ModelPreset, local: set[str], stored: set[str]) -> dict[str, Any]:
@@ -188,7 +190,7 @@ async def test_model(request: Request) -> Response:
     report = await test_connection(preset, lab.secrets, request_timeout=20.0)
     body = report.to_dict()
     body.pop("error", None)
-    body["message"] = redaction.scrub(body["message"])
+    body["message"] = hide_host_paths(redaction.scrub(body["message"]), lab.settings)
     body["reply"] = redaction.scrub(body["reply"]) if body.get("reply") else body.get("reply")
     return JSONResponse(body)
 
@@ -201,7 +203,7 @@ async def get_workers(request: Request) -> Response:
         {
             "hosts": hosts,
             "local_slots": task.slots if task else None,
-            "hosts_file": str(lab.settings.hosts_file),
+            "hosts_file": shown_path(lab.settings.hosts_file),
         }
     )
 
@@ -236,6 +238,12 @@ async def demo_refused(_request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": "demo", "detail": str(exc)}, status_code=403)
 
 
+async def config_broken(request: Request, exc: Exception) -> Response:
+    """A file of the lab's own (hosts.toml, models.local.toml) is invalid: say which and why."""
+    detail = hide_host_paths(str(exc), _lab(request).settings)
+    return JSONResponse({"error": "config", "detail": detail}, status_code=500)
+
+
 routes = [
     Route("/api/config/models", list_models, methods=["GET"]),
     Route("/api/config/models", save_model, methods=["POST"]),
@@ -247,4 +255,4 @@ routes = [
     Route("/api/config/judger", put_judger, methods=["PUT"]),
 ]
 
-exception_handlers = {DemoRefused: demo_refused}
+exception_handlers = {DemoRefused: demo_refused, ConfigError: config_broken}

@@ -44,6 +44,7 @@ class DemoPlayer:
         self._events: list[Event] = []
         self._meta: dict[str, object] = {}
         self._task: asyncio.Task[None] | None = None
+        self._starting = asyncio.Lock()
         self.run: Run | None = None
 
     async def load(self) -> None:
@@ -68,16 +69,28 @@ class DemoPlayer:
                     self.lab.blobs.put(zf.read(blob_member(sha)))
 
     async def start(self) -> Run:
-        """A new demo run, playing from its first event; an earlier playback stops."""
+        """The lab's demo run, playing. There is one per lab and recording: another click, or
+        a server restarted mid-playback, gets the same run, resumed where it stopped (the
+        event log is append-only, so a replay from the start would need a second copy)."""
         await self.load()
-        await self.stop()
-        self.run = await self.lab.runs.create(
-            f"Demo — {self._meta['recorded_name']}",
-            mode="demo",
-            meta={**self._meta, "simulated": True, "demo": True, "speed": self.speed},
-        )
-        self._task = asyncio.create_task(self._play(self.run.id))
-        return self.run
+        async with self._starting:
+            if self.run is None:
+                self.run = await self._existing() or await self.lab.runs.create(
+                    f"Demo — {self._meta['recorded_name']}",
+                    mode="demo",
+                    meta={**self._meta, "simulated": True, "demo": True, "speed": self.speed},
+                )
+            self.run = await self.lab.runs.get(self.run.id)
+            if not self.playing and self.run.last_seq < len(self._events):
+                self._task = asyncio.create_task(self._play(self.run.id, self.run.last_seq))
+            return self.run
+
+    async def _existing(self) -> Run | None:
+        """A demo run of this recording that an earlier server of this lab started."""
+        for run in await self.lab.runs.list():
+            if run.mode == "demo" and run.meta.get("bundle_sha256") == self._meta["bundle_sha256"]:
+                return run
+        return None
 
     def _delays(self) -> list[float]:
         delays, previous = [], None
@@ -88,9 +101,11 @@ class DemoPlayer:
             previous = now
         return delays
 
-    async def _play(self, run_id: str) -> None:
+    async def _play(self, run_id: str, played: int = 0) -> None:
+        """Append the recording's events from index `played` on, at the recorded pace."""
         pending: list[NewEvent] = []
-        for event, delay in zip(self._events, self._delays(), strict=True):
+        steps = list(zip(self._events, self._delays(), strict=True))[played:]
+        for event, delay in steps:
             if delay >= BATCH_WINDOW and pending:
                 await self.lab.events.append_many(run_id, pending)
                 pending = []

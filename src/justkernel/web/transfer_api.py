@@ -17,6 +17,8 @@ from justkernel.events.bundle_export import export_run
 from justkernel.events.bundle_import import import_bundle
 from justkernel.lab import Lab
 from justkernel.reports.report import build_report
+from justkernel.web.config_api import refuse_in_demo
+from justkernel.web.host_paths import hide_host_paths
 
 CHUNK = 1 << 16
 
@@ -47,8 +49,14 @@ async def export_bundle(request: Request) -> Response:
     )
 
 
+class UploadRefused(BundleError):
+    """An import error, told about "the upload" rather than the temp file it was read from."""
+
+
 async def import_upload(request: Request) -> Response:
-    """The request body is the bundle file itself (no multipart: nothing to parse twice)."""
+    """The request body is the bundle file itself (no multipart: nothing to parse twice).
+    The demo imports nothing: it plays its recording and changes nothing else."""
+    refuse_in_demo(request, "importing is disabled; run `justkernel serve` to import bundles")
     lab: Lab = request.app.state.lab
     limit = lab.settings.export_max_bytes
     target = _tmp_dir(lab) / f"import-{secrets.token_hex(6)}.jkbundle"
@@ -61,7 +69,10 @@ async def import_upload(request: Request) -> Response:
                     raise BundleError(f"the upload is over the import limit of {limit:,} bytes")
                 out.write(chunk)
         name = request.query_params.get("name") or None
-        result = await import_bundle(lab, target, name=name)
+        try:
+            result = await import_bundle(lab, target, name=name)
+        except BundleError as exc:
+            raise UploadRefused(str(exc).replace(str(target), "the upload")) from None
     finally:
         _unlink(target)
     return JSONResponse(
@@ -85,9 +96,10 @@ async def report(request: Request) -> Response:
     return Response(text, media_type=media, headers={"Content-Disposition": disposition})
 
 
-async def bundle_refused(_request: Request, exc: Exception) -> Response:
+async def bundle_refused(request: Request, exc: Exception) -> Response:
     status = 409 if isinstance(exc, ExportRefused) else 400
-    return JSONResponse({"error": "bundle", "detail": str(exc)}, status_code=status)
+    detail = hide_host_paths(str(exc), request.app.state.lab.settings)
+    return JSONResponse({"error": "bundle", "detail": detail}, status_code=status)
 
 
 routes = [

@@ -1,0 +1,120 @@
+"""Issue 11 finding 10 (web part): the demo server imported bundles and started a new run on
+every click, and API answers showed host paths (the data folder in import errors, the hosts
+file's absolute path in `/api/config/workers`).
+
+Who is hostile: anyone who can reach the demo (it is the server people try first, often
+exposed carelessly) and anyone reading API answers (a screenshot, a shared log): a host path
+names the user, their folders and the lab's layout.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from justkernel.web.demo import demo_bundle_path
+from tests.security.web_lab import SignedIn, signed_in_lab
+from tests.support.labs import open_folder
+from tests.support.server import wait_for_link
+
+
+@dataclass
+class Demo:
+    base_url: str
+    client: httpx.Client
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
+    """The real `justkernel demo`, signed in with its one-time link."""
+    home = tmp_path_factory.mktemp("demo-home")
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "xdg"),
+        "PYTHONUNBUFFERED": "1",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "justkernel.cli.main", "demo", "--port", "0", "--speed", "1000"],
+        cwd=home,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        link = wait_for_link(process, [])
+        base = link.split("/auth/bootstrap")[0]
+        with httpx.Client(base_url=base, timeout=60) as client:
+            assert client.get(link).status_code in (200, 303)
+            yield Demo(base, client)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=20)
+
+
+def test_the_demo_refuses_imports(demo: Demo) -> None:
+    before = demo.client.get("/api/runs").json()["runs"]
+    answer = demo.client.post(
+        "/api/import?name=mine",
+        content=demo_bundle_path().read_bytes(),  # a valid bundle: it would have been imported
+        headers={"Content-Type": "application/octet-stream"},
+    )
+    assert answer.status_code in (403, 405), answer.text
+    assert "demo" in answer.json()["detail"]
+    assert demo.client.get("/api/runs").json()["runs"] == before
+
+
+def test_the_demo_start_button_keeps_one_demo_run(demo: Demo) -> None:
+    first = demo.client.post("/api/demo/start")
+    assert first.status_code == 200, first.text
+    for _ in range(3):
+        again = demo.client.post("/api/demo/start")
+        assert again.status_code == 200, again.text
+        assert again.json()["run"]["id"] == first.json()["run"]["id"]
+    runs = demo.client.get("/api/runs").json()["runs"]
+    assert [r["mode"] for r in runs] == ["demo"]
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[SignedIn]:
+    with signed_in_lab(open_folder("jk-sec-paths-")) as running:
+        yield running
+
+
+def _hidden(lab: SignedIn, text: str) -> None:
+    for path in (lab.folder, lab.folder.resolve(), Path.cwd(), Path.home()):
+        assert str(path) not in text, (str(path), text)
+
+
+def test_api_answers_show_no_host_paths(lab: SignedIn) -> None:
+    with lab.client() as api:
+        workers = api.get("/api/config/workers")
+        assert workers.status_code == 200
+        assert workers.json()["hosts_file"] == "hosts.toml"
+        _hidden(lab, workers.text)
+        for body in (b"not a zip at all", b"PK\x03\x04broken", b""):
+            refused = api.post(
+                "/api/import", content=body, headers={"Content-Type": "application/octet-stream"}
+            )
+            assert refused.status_code == 400, refused.text
+            assert refused.json()["detail"]
+            _hidden(lab, refused.text)
+        # a broken file of the lab's own: the answer says which file, not where it lives
+        (lab.folder / "hosts.toml").write_text("[hosts.x\n")
+        try:
+            broken = api.get("/api/config/workers")
+            assert broken.status_code == 500, broken.text
+            assert "hosts.toml" in broken.json()["detail"]
+            _hidden(lab, broken.text)
+        finally:
+            (lab.folder / "hosts.toml").unlink()
