@@ -19,7 +19,7 @@ import logging
 import shutil
 import tempfile
 from collections.abc import Awaitable, Callable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from a2a.helpers import get_data_parts, get_text_parts, new_data_part, new_task, new_text_part
@@ -35,6 +35,7 @@ from justkernel.judger.candidates import CandidateStore
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
 from justkernel.teams.registry import TeamRegistry
+from justkernel.teams.relpath import relpath_problem
 from justkernel.toolchains.cpu_source import MAX_FILE_BYTES
 from justkernel.workers.evaluator import Evaluator
 from justkernel.workers.receipts import Receipt
@@ -77,11 +78,8 @@ def _check_path(rel: Any, operator: OperatorDefinition) -> str | None:
     """Why `rel` cannot be a candidate file, or None when it is an editable project path."""
     if not isinstance(rel, str) or not rel or len(rel) > 200:
         return f"{str(rel)[:80]!r}: not a file path"
-    if "\0" in rel or "\\" in rel:
-        return f"{rel!r}: invalid characters in the path"
-    path = PurePosixPath(rel)
-    if path.is_absolute() or ".." in path.parts or path.as_posix() != rel or "." in rel.split("/"):
-        return f"{rel}: paths are relative to the project, without '..' or '.'"
+    if (problem := relpath_problem(rel)) is not None:
+        return f"{rel.encode('unicode_escape').decode()}: {problem}"
     access = operator.paths.access(rel)
     if access == "forbidden":
         return f"{rel}: fixed by the operator; it cannot change"

@@ -1,13 +1,16 @@
 """The team's collaboration tools: messages, the inbox, public candidates, experience notes.
 
 They reach other teams only through the lab board, whose sharing policies decide who hears
-what. Fetched sources land in `scratch/candidates/` and never overwrite the team's own source.
+what. Fetched sources land in `scratch/candidates/` and never overwrite the team's own source;
+a candidate with any path that could not be written as a plain file (a `.git` part, say) is
+not fetched at all.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
@@ -16,7 +19,8 @@ from justkernel.a2a.board import BoardError, LabBoard
 from justkernel.a2a.policies import DEFAULT_POLICY, SharingPolicy, can_receive_from_others
 from justkernel.agents.tools import TeamContext
 from justkernel.judger.candidates import CandidateStore
-from justkernel.teams.workspace import SCRATCH_DIR
+from justkernel.teams.relpath import relpath_problem
+from justkernel.teams.workspace import SCRATCH_DIR, WorkspaceError
 
 INBOX_LIMIT = 20
 
@@ -100,10 +104,22 @@ def build_board_tools(ctx: TeamContext, access: BoardAccess) -> list[BaseTool]:
             return _json({"error": "that candidate is your own"})
         files = store.files(cand)
         folder = f"{SCRATCH_DIR}/candidates/{candidate_id}"
-        for rel, data in files.items():
-            target = ctx.workspace.resolve(f"{folder}/{rel}", write=True)
+        targets: dict[str, Path] = {}
+        refused: list[str] = []
+        for rel in files:  # every path checked before anything is written
+            problem = relpath_problem(rel)
+            try:
+                if problem is None:
+                    targets[rel] = ctx.workspace.resolve(f"{folder}/{rel}", write=True)
+            except WorkspaceError as exc:
+                problem = str(exc)
+            if problem is not None:
+                refused.append(f"{rel}: {problem}")
+        if refused:
+            return _json({"error": "candidate not fetched: " + "; ".join(refused)})
+        for rel, target in targets.items():
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            target.write_bytes(files[rel])
         return _json(
             {
                 "candidate_id": candidate_id,

@@ -2,8 +2,9 @@
 
 The judge accepts exactly the files a team may change (the operator's editable paths), each at
 most 1 MiB, at most 64 of them. Everything else is refused with a message that says why:
-absolute paths, `..`, backslashes, links inside a ZIP, harness or header files, oversized or
-too many members, an archive that inflates beyond the limit. Nothing is written to disk here.
+absolute paths, `..`, backslashes, a `.git` (or another name git reads as its own) at any depth,
+links inside a ZIP, harness or header files, oversized or too many members, an archive that
+inflates beyond the limit. Nothing is written to disk here.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from io import BytesIO
-from pathlib import PurePosixPath
 from typing import Any
 
 from justkernel.evaluation.protocol import CandidateBundle
 from justkernel.operators import OperatorDefinition
+from justkernel.teams.relpath import relpath_problem
 from justkernel.teams.workspace import editable_tree_sha256
 
 _SAFE_PATH = re.compile(r"^[A-Za-z0-9_.\-/]{1,200}$")
@@ -74,16 +75,15 @@ def check_path(rel: Any, definition: OperatorDefinition) -> str:
     shown = rel[:80].encode("unicode_escape").decode()
     if "\\" in rel or "\0" in rel or not _SAFE_PATH.match(rel):
         raise BundleError(f"{shown}: file names use letters, digits, '_', '-', '.' and '/' only")
-    path = PurePosixPath(rel)
-    if rel.startswith("/") or any(p in ("", ".", "..") for p in rel.split("/")):
-        raise BundleError(f"{shown}: absolute paths, '.' and '..' are not allowed")
-    access = definition.paths.access(path.as_posix())
+    if (problem := relpath_problem(rel)) is not None:
+        raise BundleError(f"{shown}: {problem}")
+    access = definition.paths.access(rel)
     if access == "forbidden":
         raise BundleError(f"{shown}: fixed by the operator; it cannot be uploaded")
     if access != "editable":
         allowed = ", ".join(definition.paths.editable)
         raise BundleError(f"{shown}: not an editable file (only {allowed})")
-    return path.as_posix()
+    return rel
 
 
 def _b64(text: Any, what: str) -> bytes:

@@ -22,6 +22,7 @@ from justkernel.store import BlobStore
 from justkernel.store.database import Database
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import candidates
+from justkernel.teams.relpath import relpath_problem
 from justkernel.workers.receipts import Receipt
 
 STATUSES = (
@@ -110,7 +111,12 @@ class CandidateStore:
         receipt: Receipt,
         commit: str | None,
     ) -> tuple[Candidate, bool]:
-        """Freeze an evaluated source (once per source in a run); returns (candidate, new)."""
+        """Freeze an evaluated source (once per source in a run); returns (candidate, new).
+        A file path git could read as its own (or any unsafe path) is refused: frozen sources
+        travel to other teams' workspaces and to the judge."""
+        refused = [f"{rel}: {why}" for rel in files if (why := relpath_problem(rel)) is not None]
+        if refused:
+            raise ValueError("refusing to freeze unsafe paths: " + "; ".join(refused))
         existing = await self.by_source(run_id, receipt.source_sha256)
         if existing is not None:
             return existing, False
