@@ -116,5 +116,9 @@ def test_api_answers_show_no_host_paths(lab: SignedIn) -> None:
             assert broken.status_code == 500, broken.text
             assert "hosts.toml" in broken.json()["detail"]
             _hidden(lab, broken.text)
+            start = api.post("/api/task/start", json={"name": "no hosts", "mode": "single"})
+            assert start.status_code == 409, start.text
+            assert "hosts.toml" in start.json()["detail"]
+            _hidden(lab, start.text)
         finally:
             (lab.folder / "hosts.toml").unlink()

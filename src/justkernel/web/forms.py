@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from justkernel.jsonsafe import loads_bounded
+from justkernel.web.host_paths import hide_host_paths
 
 MAX_BODY = 256 * 1024
 
@@ -86,8 +87,10 @@ async def body_too_large(_request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": "too_large", "detail": str(exc)}, status_code=413)
 
 
-async def conflict(_request: Request, exc: Exception) -> Response:
-    return JSONResponse({"error": "conflict", "detail": str(exc)}, status_code=409)
+async def conflict(request: Request, exc: Exception) -> Response:
+    """`the lab cannot run teams: hosts.toml: ...` carries the text of lower layers: no paths."""
+    detail = hide_host_paths(str(exc), request.app.state.lab.settings)
+    return JSONResponse({"error": "conflict", "detail": detail}, status_code=409)
 
 
 exception_handlers = {FormErrors: form_errors, BodyTooLarge: body_too_large, Conflict: conflict}
