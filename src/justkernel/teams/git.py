@@ -41,6 +41,7 @@ IDENTITY = {
     "GIT_COMMITTER_NAME": "JustKernel team",
     "GIT_COMMITTER_EMAIL": "team@justkernel.local",
 }
+NO_NESTED_GIT = ":(exclude,icase,glob)**/.git/**"  # belt and braces on every pathspec list
 FRESH_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
 LEFT_OUT = frozenset({"build"})  # top-level folders never snapshotted (local build output)
 

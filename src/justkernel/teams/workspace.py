@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from justkernel.operators import OperatorDefinition
 from justkernel.paths import resources_dir
-from justkernel.teams.git import WorkspaceRepo
+from justkernel.teams.git import NO_NESTED_GIT, WorkspaceRepo
 from justkernel.teams.relpath import relpath_problem
 
 SPEC_NAME = "spec.md"
@@ -137,11 +137,13 @@ class TeamWorkspace:
     def restore_editable(self, commit: str) -> Snapshot:
         """Put the editable files back as they were at `commit` (a revert the team asked for)."""
         patterns = [f":(glob){p}" for p in self.operator.paths.editable]
-        self.repo.git("checkout", commit, "--", *patterns)
+        self.repo.git("checkout", commit, "--", *patterns, NO_NESTED_GIT)
         return self.commit(f"revert editable files to {commit[:12]}")
 
     def diff_from(self, commit: str) -> str:
         """The editable files' change from `commit` to the tree as it is now (new files too)."""
         now = self.repo.stage()
         editable = self.operator.paths.editable
-        return self.repo.git("diff", "--no-ext-diff", "--no-textconv", commit, now, "--", *editable)
+        return self.repo.git(
+            "diff", "--no-ext-diff", "--no-textconv", commit, now, "--", *editable, NO_NESTED_GIT
+        )
