@@ -35,19 +35,22 @@ def loads_bounded(data: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> o
 
 
 def depth_exceeds(value: object, max_depth: int) -> bool:
-    """Whether `value` nests lists/dicts deeper than `max_depth`, without recursing."""
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children = list(node.values())
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        if depth + 1 > max_depth:
+    """Whether `value` nests lists/dicts deeper than `max_depth`: level by level, without
+    recursing (about as fast as the parse itself; a recursive walk would meet the same
+    RecursionError this module exists to avoid)."""
+    level = [value] if type(value) in (dict, list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > max_depth:
             return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+        below: list[object] = []
+        for node in level:
+            for child in node.values() if type(node) is dict else node:  # type: ignore[attr-defined]
+                kind = type(child)
+                if kind is dict or kind is list:
+                    below.append(child)
+        level = below
     return False
 
 
