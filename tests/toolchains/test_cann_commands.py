@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
+import uuid
 from pathlib import Path
 
 from justkernel.toolchains.cann_commands import (
@@ -158,6 +158,18 @@ def test_parse_env0_ignores_empty_records() -> None:
     assert parse_env0(b"A=1\0B=x=y\0\0C=\0junk\0") == {"A": "1", "B": "x=y", "C": ""}
 
 
+def _processes_with(arg: str) -> list[int]:
+    """Pids whose command line holds `arg`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and arg.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
 async def test_run_command_keeps_output_and_kills_on_timeout(tmp_path: Path) -> None:
     ok = await run_command(
         ["bash", "-c", "echo out; echo err >&2; exit 3"],
@@ -170,16 +182,16 @@ async def test_run_command_keeps_output_and_kills_on_timeout(tmp_path: Path) -> 
     assert (ok.returncode, ok.stdout, ok.stderr, ok.ok) == (3, "out\n", "err\n", False)
     assert ok.outcome() == "exit 3" and ok.tail() == ["err"]
     assert (tmp_path / "raw" / "x.stdout").read_text() == "out\n"
-    t = time.monotonic()
+    nap = f"30.{uuid.uuid4().int % 10**9:09d}"  # a duration no other process sleeps
     slow = await run_command(
-        ["bash", "-c", "echo started; sleep 30 & sleep 30; wait"],
+        ["bash", "-c", f"echo started; sleep {nap} & sleep {nap}; wait"],
         cwd=tmp_path,
         env={"PATH": "/usr/bin:/bin"},
         wall_seconds=0.5,
         output_dir=tmp_path / "raw",
         name="slow",
     )
-    assert time.monotonic() - t < 5
+    assert _processes_with(nap) == []  # the shell and both sleeps were killed, not waited for
     assert slow.timed_out and slow.returncode is None and slow.stdout == "started\n"
     assert slow.outcome().startswith("timed out")
     killed = await run_command(

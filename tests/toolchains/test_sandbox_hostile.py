@@ -55,7 +55,7 @@ async def test_endless_loop_times_out_and_nothing_survives(hostile_bin: Path, wo
     mark = marker()
     r = await run(hostile_bin, work, "loop", mark, wall_seconds=0.3)
     assert r.status is SandboxStatus.TIMEOUT
-    assert r.wall_seconds >= 0.3  # not killed before its limit (how soon after: bench/)
+    assert r.wall_seconds >= 0.3  # not killed before its limit (how soon after: bench/latency.py)
     assert r.cpu_seconds is not None and 0 < r.cpu_seconds <= r.wall_seconds + 0.05  # measured
     assert leftovers(mark) == []
 

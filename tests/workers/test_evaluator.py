@@ -7,7 +7,6 @@ import asyncio
 import itertools
 import os
 import platform
-import time
 import uuid
 from pathlib import Path
 
@@ -46,10 +45,8 @@ async def test_a_repeated_identical_job_is_served_from_the_cache() -> None:
         first = await ev.evaluate(src, team="a", kind="probe", case_ids=cases)
         assert first.status is Status.PROBE_PASSED and not first.cache_hit
         submitted = ev.submissions
-        t = time.monotonic()
         again = await ev.evaluate(src, team="b", kind="probe", case_ids=cases)
-        assert time.monotonic() - t < 0.5
-        assert ev.submissions == submitted  # nothing was run
+        assert ev.submissions == submitted  # nothing was run (how fast: bench/evaluate.py)
         assert again.cache_hit and again.team == "b"
         assert again.model_dump(exclude={"cache_hit", "team"}) == first.model_dump(
             exclude={"cache_hit", "team"}
@@ -141,12 +138,10 @@ async def test_cancelling_the_caller_cancels_the_job_and_kills_the_sandbox() -> 
                 break
             await asyncio.sleep(0.05)
         assert pids, "the endless kernel never started"
-        t = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert time.monotonic() - t < 5
-        assert not [p for p in pids if alive(p)]
+        assert not [p for p in pids if alive(p)]  # gone when cancel returns
         assert ev.pool.stats.cancelled == 1 and ev.pool.running == 0
         assert not any(ev.jobs_dir.iterdir())  # the job folder is gone too
     finally:
