@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -17,12 +18,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("uv") is None:
-        pytest.skip("uv not on PATH")
+def uv() -> str:
+    found = os.environ.get("UV") or shutil.which("uv")  # `uv run` names itself in $UV
+    if found is None:
+        pytest.skip("uv not on PATH (python3 -m pip install uv)")
+    return found
+
+
+@pytest.fixture(scope="module")
+def wheel(uv: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
-        ["uv", "build", "--wheel", "--out-dir", str(out)],
+        [uv, "build", "--wheel", "--out-dir", str(out)],
         cwd=ROOT,
         check=True,
         capture_output=True,
@@ -47,13 +54,13 @@ def test_wheel_carries_resources_and_migrations(wheel: Path) -> None:
     assert not missing
 
 
-def test_installed_wheel_runs_help_and_serve(wheel: Path, tmp_path: Path) -> None:
+def test_installed_wheel_runs_help_and_serve(uv: str, wheel: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run(
-        ["uv", "venv", "--python", sys.executable, str(venv)], check=True, capture_output=True
+        [uv, "venv", "--python", sys.executable, str(venv)], check=True, capture_output=True
     )
     subprocess.run(
-        ["uv", "pip", "install", "--python", str(venv / "bin" / "python"), str(wheel)],
+        [uv, "pip", "install", "--python", str(venv / "bin" / "python"), str(wheel)],
         check=True,
         capture_output=True,
         timeout=600,
