@@ -9,6 +9,7 @@ names the user, their folders and the lab's layout.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -20,7 +21,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from justkernel.web.demo import demo_bundle_path
+from justkernel.events.bundle_import import check_bundle
+from justkernel.lab import Lab, open_lab
+from justkernel.settings.config import Settings
+from justkernel.web.demo import DemoPlayer, demo_bundle_path
 from tests.security.web_lab import SignedIn, signed_in_lab
 from tests.support.labs import open_folder
 from tests.support.server import wait_for_link
@@ -122,3 +126,40 @@ def test_api_answers_show_no_host_paths(lab: SignedIn) -> None:
             _hidden(lab, start.text)
         finally:
             (lab.folder / "hosts.toml").unlink()
+
+
+async def _until_seq(lab: Lab, run_id: str, seq: int) -> None:
+    for _ in range(2400):
+        if (await lab.runs.get(run_id)).last_seq >= seq:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"run {run_id} never reached event {seq}")
+
+
+def test_a_restarted_demo_resumes_its_run_instead_of_copying_it(settings: Settings) -> None:
+    """`serve --demo` restarted mid-playback: the same run carries on, no event twice."""
+
+    async def go() -> None:
+        lab = await open_lab(settings)
+        try:
+            first = DemoPlayer(lab, speed=0.5)
+            run = await first.start()
+            await _until_seq(lab, run.id, 1)
+            await first.stop()
+            cut = (await lab.runs.get(run.id)).last_seq
+            second = DemoPlayer(lab, speed=1000)
+            resumed = await second.start()
+            assert resumed.id == run.id
+            total = int(resumed.meta["event_count"])
+            assert cut < total
+            await _until_seq(lab, run.id, total)
+            await second.stop()
+            played = [(e.kind, e.team) async for e in lab.events.iter_all(run.id)]
+            bundle = check_bundle(demo_bundle_path(), settings.export_max_bytes)
+            recorded = [(e.kind, e.team) for e in bundle.events]
+            assert played == recorded
+            assert [r.id for r in await lab.runs.list() if r.mode == "demo"] == [run.id]
+        finally:
+            await lab.close()
+
+    asyncio.run(go())

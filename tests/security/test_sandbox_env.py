@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import platform
 import secrets
+import shutil
 from pathlib import Path
 
 import pytest
@@ -122,12 +123,15 @@ async def test_the_local_judge_does_not_inherit_the_labs_secrets(
     settings = Settings(
         data_dir=folder / "data", config_dir=folder / "config", judge_dir=new_judge_dir(folder)
     )
-    async with connect_judge(settings, SecretsStore(settings.config_dir)) as client:
-        assert client is not None
-        info = read_server_info(settings.resolved_judge_dir)
-        assert info is not None
-        with open(f"/proc/{info['pid']}/environ", "rb") as f:  # noqa: ASYNC230 - procfs
-            environ = f.read()
+    try:
+        async with connect_judge(settings, SecretsStore(settings.config_dir)) as client:
+            assert client is not None
+            info = read_server_info(settings.resolved_judge_dir)
+            assert info is not None
+            with open(f"/proc/{info['pid']}/environ", "rb") as f:  # noqa: ASYNC230 - procfs
+                environ = f.read()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     names = {item.split(b"=", 1)[0].decode() for item in environ.split(b"\0") if item}
     assert "PATH" in names and "JUSTKERNEL_DATA_DIR" in names  # what it needs, it has
     for name, value in lab_secrets.items():
