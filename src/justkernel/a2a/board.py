@@ -26,6 +26,7 @@ from justkernel.a2a.policies import (
     push_recipients,
 )
 from justkernel.events import EventLog
+from justkernel.faults import crash_point
 from justkernel.store.database import Database
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import board_messages, deliveries
@@ -247,6 +248,8 @@ class LabBoard:
                     .values(status="delivered", delivered_by=call_id, delivered_at=utc_now_iso())
                 )
         messages = [_message(r) for r in rows]
+        if any(m.type == "feedback" for m in messages):
+            crash_point("feedback.delivering")
         for message in messages:
             await self._events.append(
                 run_id,
@@ -261,10 +264,16 @@ class LabBoard:
         """Acknowledge what these calls delivered; each delivery is acked once, ever."""
         if not call_ids:
             return 0
-        async with self._db.writer.begin() as conn:
+        async with self._db.reader.connect() as conn:
             rows = (
                 await conn.execute(
-                    select(deliveries.c.message_id).where(
+                    select(deliveries.c.message_id, board_messages.c.type)
+                    .join(
+                        board_messages,
+                        (board_messages.c.run_id == deliveries.c.run_id)
+                        & (board_messages.c.id == deliveries.c.message_id),
+                    )
+                    .where(
                         deliveries.c.run_id == run_id,
                         deliveries.c.team_id == team_id,
                         deliveries.c.status == "delivered",
@@ -272,18 +281,12 @@ class LabBoard:
                     )
                 )
             ).all()
-            ids = [r.message_id for r in rows]
-            if ids:
-                await conn.execute(
-                    update(deliveries)
-                    .where(
-                        deliveries.c.run_id == run_id,
-                        deliveries.c.team_id == team_id,
-                        deliveries.c.message_id.in_(ids),
-                        deliveries.c.status == "delivered",
-                    )
-                    .values(status="acked", acked_at=utc_now_iso())
-                )
+        ids = [r.message_id for r in rows]
+        if not ids:
+            return 0
+        # the events first, the rows last: a lab killed in between finds the deliveries still
+        # "delivered", acks them again at the agent's next step, and the events are
+        # deduplicated, so each delivery is acknowledged exactly once in the log too
         for message_id in ids:
             await self._events.append(
                 run_id,
@@ -291,6 +294,19 @@ class LabBoard:
                 {"message_id": message_id},
                 team=team_id,
                 dedup_key=f"a2a.acked:{team_id}:{message_id}",
+            )
+        if any(r.type == "feedback" for r in rows):
+            crash_point("feedback.delivering")
+        async with self._db.writer.begin() as conn:
+            await conn.execute(
+                update(deliveries)
+                .where(
+                    deliveries.c.run_id == run_id,
+                    deliveries.c.team_id == team_id,
+                    deliveries.c.message_id.in_(ids),
+                    deliveries.c.status == "delivered",
+                )
+                .values(status="acked", acked_at=utc_now_iso())
             )
         return len(ids)
 

@@ -52,6 +52,7 @@ class JudgeEndpoints:
     login: str = "/api/login"
     submit: str = "/api/submissions"
     submission: str = "/api/submissions/{submission_id}"
+    submissions: str | None = "/api/submissions"  # the newest submissions, to find a lost one
     quota: str | None = "/api/quota"  # None: the site does not report usage
 
 
@@ -77,6 +78,9 @@ class JudgeClientConfig:
     upload: str = "zip"  # zip (the contest's format) or files
     timeout_seconds: float = 30.0
     quota_error_codes: tuple[str, ...] = ("quota_exceeded", "insufficient_quota")
+    # the judge answers a repeated Idempotency-Key with the submission it made for it (ours
+    # does); False: a lost submission is looked up in the listing before it is sent again
+    idempotency_keys: bool = True
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], token: str) -> JudgeClientConfig:
@@ -279,14 +283,40 @@ class HttpJudgeClient:
         await self._sleep(wait if wait is not None else retry.backoff(attempt))
 
     # -- the interface -------------------------------------------------------------------------
-    async def submit(self, bundle: CandidateBundle) -> str:
+    async def submit(self, bundle: CandidateBundle, *, idempotency_key: str | None = None) -> str:
         body = encode_bundle(bundle, upload=self.config.upload)
-        key = {"Idempotency-Key": uuid.uuid4().hex}
+        key = {"Idempotency-Key": idempotency_key or uuid.uuid4().hex}
         response = await self._send("POST", self.config.endpoints.submit, body, headers=key)
         sid = _body(response).get("submission_id")
         if not isinstance(sid, str) or not sid:
             raise JudgeError(f"{self.backend} judge: the answer named no submission id")
         return sid
+
+    async def resubmit(self, bundle: CandidateBundle, *, idempotency_key: str) -> str:
+        if not self.config.idempotency_keys:
+            found = await self._find(bundle)
+            if found is not None:
+                return found
+        return await self.submit(bundle, idempotency_key=idempotency_key)
+
+    async def _find(self, bundle: CandidateBundle) -> str | None:
+        """The id of a listed submission with this bundle's source hash and candidate."""
+        if self.config.endpoints.submissions is None:
+            return None
+        listed = _body(await self._send("GET", self.config.endpoints.submissions))
+        for doc in listed.get("submissions") or ():
+            if not isinstance(doc, Mapping) or doc.get("source_sha256") != bundle.source_sha256:
+                continue
+            client = doc.get("client")
+            if isinstance(client, Mapping) and client.get("candidate_id") not in (
+                None,
+                bundle.candidate_id,
+            ):
+                continue
+            sid = doc.get("submission_id")
+            if isinstance(sid, str) and sid:
+                return sid
+        return None
 
     async def result(self, submission_id: str) -> OfficialResult:
         path = self.config.endpoints.submission.format(submission_id=submission_id)

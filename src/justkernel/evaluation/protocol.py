@@ -174,8 +174,14 @@ class EvaluationClient(Protocol):
 
     backend: str  # "local" or "official": results are labelled with it
 
-    async def submit(self, bundle: CandidateBundle) -> str:
-        """Upload `bundle`; the submission id. Raises the typed JudgeErrors above."""
+    async def submit(self, bundle: CandidateBundle, *, idempotency_key: str | None = None) -> str:
+        """Upload `bundle` under `idempotency_key` (a fresh one when None), the same on every
+        retry; the submission id. Raises the typed JudgeErrors above."""
+        ...
+
+    async def resubmit(self, bundle: CandidateBundle, *, idempotency_key: str) -> str:
+        """The submission an earlier `submit` under this key may have made, whose answer was
+        lost (a crash): found, or sent now; never a second one for a judge that keeps keys."""
         ...
 
     async def result(self, submission_id: str) -> OfficialResult:

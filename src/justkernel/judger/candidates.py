@@ -118,7 +118,8 @@ class CandidateStore:
         if refused:
             raise ValueError("refusing to freeze unsafe paths: " + "; ".join(refused))
         existing = await self.by_source(run_id, receipt.source_sha256)
-        if existing is not None:
+        if existing is not None:  # announced again: a crash may have come before the event
+            await self._announce(existing)
             return existing, False
         blob = self._blobs.put(pack_files(files))
         now = utc_now_iso()
@@ -147,22 +148,26 @@ class CandidateStore:
             assert stored is not None
             return stored, False
         candidate = await self.get(run_id, candidate_id)
+        await self._announce(candidate)
+        return candidate, True
+
+    async def _announce(self, candidate: Candidate) -> None:
+        """The candidate.frozen event, once per candidate (deduplicated)."""
         await self._events.append(
-            run_id,
+            candidate.run_id,
             "candidate.frozen",
             {
-                "candidate_id": candidate_id,
-                "source_sha256": receipt.source_sha256,
-                "commit": commit,
-                "receipt_key": receipt.job_key,
-                "cycles_sum": receipt.total_est_cycles,
+                "candidate_id": candidate.id,
+                "source_sha256": candidate.source_sha256,
+                "commit": candidate.commit,
+                "receipt_key": candidate.receipt_key,
+                "cycles_sum": candidate.cycles_sum,
                 "local_passed": candidate.local_passed,
-                "blobs": [blob],
+                "blobs": [candidate.archive_blob],
             },
-            team=team_id,
-            dedup_key=f"candidate.frozen:{candidate_id}",
+            team=candidate.team_id,
+            dedup_key=f"candidate.frozen:{candidate.id}",
         )
-        return candidate, True
 
     async def by_source(self, run_id: str, source_sha256: str) -> Candidate | None:
         async with self._db.reader.connect() as conn:

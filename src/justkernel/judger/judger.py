@@ -15,23 +15,24 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import and_, func, select, update
 
 from justkernel.a2a.board import LabBoard
 from justkernel.evaluation.protocol import (
     CandidateBundle,
     EvaluationClient,
     JudgeError,
+    JudgeQuotaError,
     JudgeRejected,
-    JudgeUnavailable,
 )
+from justkernel.faults import crash_point
 from justkernel.judger.approvals import decide
 from justkernel.judger.candidates import Candidate, CandidateStore
 from justkernel.judger.feedback import point_feedback
 from justkernel.judger.quota import Clock, quota_day, utc_clock
 from justkernel.judger.review import Review, review_candidate
 from justkernel.judger.settings import JudgerSettings, JudgerSettingsFile
+from justkernel.judger.submitting import Reservation, SubmissionRows
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
 from justkernel.store.runs import utc_now_iso
@@ -40,6 +41,9 @@ from justkernel.store.schema import submissions
 from justkernel.workers.cache import ReceiptCache
 
 log = logging.getLogger("justkernel.judger")
+
+# a submission reserved or sent whose official result has not been recorded yet
+IN_FLIGHT = ("submitting", "submitted")
 
 # (model preset, frozen files, the rules' review) -> the final review; see judger.session
 ModelReview = Callable[[str, dict[str, bytes], Review], Awaitable[Review]]
@@ -86,6 +90,7 @@ class Judger:
         self.settings_file = settings_file
         self.model_review = model_review
         self.receipts = ReceiptCache(lab.settings.resolved_data_dir / "receipts")
+        self.rows = SubmissionRows(lab, run_id, client)
 
     def _reload(self) -> None:
         if self.settings_file is not None:  # a broken file keeps the last good settings
@@ -197,13 +202,15 @@ class Judger:
 
     async def busy(self) -> bool:
         """Whether results may still come: a candidate waits for review, nomination or a
-        human decision, or a submission for its result."""
+        human decision, or a submission for the judge's answer or its result."""
         for status in ("frozen", "under_review", "nominated", "awaiting_approval"):
             if await self.candidates.list(self.run_id, status=status):
                 return True
+        if any(s.status in IN_FLIGHT for s in await self.submissions(backend=self.client.backend)):
+            return True
         if await self.candidates.list(self.run_id, status="approved_pending"):
             return await self.used_today() < self.config.quota_per_day
-        return any(s.status == "submitted" for s in await self.submissions())
+        return False
 
     async def used_today(self) -> int:
         day = quota_day(self.clock())
@@ -277,6 +284,7 @@ class Judger:
 
     async def _nominate_and_submit(self) -> None:
         # approved by a human, or nominated just before a crash
+        await self._resume_submitting()
         for status in ("approved_pending", "nominated"):
             for cand in await self.candidates.list(self.run_id, status=status):
                 await self._submit(cand)
@@ -315,26 +323,26 @@ class Judger:
             if cand.status != "approved_pending":
                 await self.candidates.set_status(self.run_id, cand.id, "reviewed")
             return
-        day = quota_day(self.clock())
-        placeholder = f"pending-{cand.source_sha256[:16]}-{self.client.backend}"
-        try:  # reserve first: a crash after this never submits the same source again
-            async with self.lab.db.writer.begin() as conn:
-                await conn.execute(
-                    insert(submissions).values(
-                        id=placeholder,
-                        run_id=self.run_id,
-                        candidate_id=cand.id,
-                        team_id=cand.team_id,
-                        source_sha256=cand.source_sha256,
-                        backend=self.client.backend,
-                        day=day,
-                        status="submitting",
-                        submitted_at=utc_now_iso(),
-                    )
-                )
-        except IntegrityError:  # this source was already submitted to this backend
+        # reserve first, with the key every try will send: a crash after this never sends
+        # the same source under another key
+        reserved = await self.rows.reserve(cand, quota_day(self.clock()))
+        if reserved is None:  # this source was already submitted to this backend
             await self.candidates.set_status(self.run_id, cand.id, "submitted")
             return
+        await self._send(reserved, cand, again=False)
+
+    async def _resume_submitting(self) -> None:
+        """Rows left in the submit window (a crash, or an answer that never came): sent
+        again under their own key, so the judge answers with what it already holds."""
+        for reserved in await self.rows.in_window():
+            cand = await self.candidates.get(self.run_id, reserved.candidate_id)
+            if reserved.idempotency_key is None:  # reserved before keys were kept
+                log.warning("judger: %s has no idempotency key; left unknown", reserved.row_id)
+                await self.rows.mark_unknown(reserved)
+                continue
+            await self._send(reserved, cand, again=True)
+
+    async def _send(self, reserved: Reservation, cand: Candidate, *, again: bool) -> None:
         note = "" if cand.local_passed else "local precision not fully verified"
         bundle = CandidateBundle.create(
             self.operator.name,
@@ -343,27 +351,25 @@ class Judger:
             candidate_id=cand.id,
             note=note,
         )
+        key = reserved.idempotency_key
         try:
-            submission_id = await self.client.submit(bundle)
-        except JudgeUnavailable:
-            # the judge may or may not have it: never risk the same source twice
-            await self._set_submission(placeholder, status="unknown")
-            await self.candidates.set_status(self.run_id, cand.id, "submitted")
-            raise
-        except JudgeError as exc:  # refused for sure: free the reservation
-            await self._drop_submission(placeholder)
+            if again:
+                submission_id = await self.client.resubmit(bundle, idempotency_key=key)
+            else:
+                submission_id = await self.client.submit(bundle, idempotency_key=key)
+        except (JudgeRejected, JudgeQuotaError) as exc:  # refused for sure: free the source
+            await self.rows.drop(reserved)
             retry = not isinstance(exc, JudgeRejected)
             await self.candidates.set_status(
                 self.run_id, cand.id, "reviewed" if retry else "rejected"
             )
             raise
-        async with self.lab.db.writer.begin() as conn:
-            await conn.execute(
-                update(submissions)
-                .where(submissions.c.id == placeholder)
-                .values(id=submission_id, status="submitted")
-            )
-        await self.candidates.set_status(self.run_id, cand.id, "submitted")
+        except JudgeError:  # maybe received: the row stays, to be sent again under its key
+            await self.candidates.set_status(self.run_id, cand.id, "submitted")
+            raise
+        crash_point("submit.window")
+        # the news first, the row last: a crash in between sends the key again, gets the same
+        # id back, and the deduplicated event is not written twice
         await self._emit(
             "judger.submission",
             {
@@ -373,21 +379,14 @@ class Judger:
                 "backend": self.client.backend,
                 "source_sha256": cand.source_sha256,
                 "note": note,
-                "quota_used": used + 1,
+                "resent": again,
+                "quota_used": await self.used_today(),
                 "quota_limit": self.config.quota_per_day,
             },
             f"judger.submission:{submission_id}",
         )
-
-    async def _set_submission(self, submission_id: str, *, status: str) -> None:
-        async with self.lab.db.writer.begin() as conn:
-            await conn.execute(
-                update(submissions).where(submissions.c.id == submission_id).values(status=status)
-            )
-
-    async def _drop_submission(self, submission_id: str) -> None:
-        async with self.lab.db.writer.begin() as conn:
-            await conn.execute(delete(submissions).where(submissions.c.id == submission_id))
+        await self.rows.record(reserved, submission_id)
+        await self.candidates.set_status(self.run_id, cand.id, "submitted")
 
     # -- results --------------------------------------------------------------------------
     async def _collect_results(self) -> None:
@@ -428,6 +427,7 @@ class Judger:
             team=sub.team_id,
             dedup_key=f"official.result:{sub.id}",
         )
+        crash_point("official.before_feedback")
         # a correction task for the submitting team, and the news for every team
         await self.board.post(
             self.run_id,

@@ -11,6 +11,7 @@ from typing import Any
 
 from justkernel.a2a.board import LabBoard
 from justkernel.a2a.policies import SharingPolicy, shares_publicly
+from justkernel.faults import crash_point
 from justkernel.judger.candidates import CandidateStore
 from justkernel.teams.registry import Team
 
@@ -64,10 +65,13 @@ class CandidateHandoff:
             for c in await self.candidates.list(self.run_id, team_id=team.id)
             if c.cycles_sum is not None and c.source_sha256 != receipt.source_sha256
         ]
-        candidate, new = await self.candidates.freeze(self.run_id, team.id, files, receipt, commit)
+        candidate, _new = await self.candidates.freeze(self.run_id, team.id, files, receipt, commit)
+        crash_point("freeze.after")
         cycles = candidate.cycles_sum
         is_best = cycles is not None and all(cycles < p for p in previous)
-        if new and is_best and shares_publicly(policy):
+        # not only when new: a lab killed between the freeze and the post shares it when the
+        # evaluation re-runs (the post is deduplicated, so a re-run never shares it twice)
+        if is_best and shares_publicly(policy):
             await self.board.post(
                 self.run_id,
                 sender=team.id,

@@ -150,10 +150,14 @@ submissions = Table(
     Column("source_sha256", String(64), nullable=False),
     Column("backend", String(24), nullable=False),
     Column("day", String(10), nullable=False),  # the quota day, Asia/Shanghai
-    Column("status", String(24), nullable=False),  # submitted | official_pass | official_fail
+    # submitting (reserved, maybe sent) | submitted | official_pass | official_fail | unknown
+    Column("status", String(24), nullable=False),
     Column("result", JSON, nullable=True),
     Column("submitted_at", String(40), nullable=False),
     Column("finished_at", String(40), nullable=True),
+    # sent with every try of this submission; stored before the first, so a re-send after a
+    # crash is the same submission to the judge
+    Column("idempotency_key", String(64), nullable=True),
     PrimaryKeyConstraint("id", name="pk_submissions"),
     # never the same frozen source twice to the same backend, in any run
     UniqueConstraint("source_sha256", "backend", name="uq_submissions_source"),

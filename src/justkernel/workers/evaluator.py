@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from justkernel.faults import crash_point
 from justkernel.operators import (
     CaseSpec,
     InputPack,
@@ -171,7 +172,13 @@ class Evaluator:
         a project, CaseSelectionError for bad case ids, and ToolchainError / SandboxError
         when the infrastructure fails (nothing is cached then)."""
         kind = JobKind(kind)
-        notify = progress or (lambda _stage: None)
+        report = progress or (lambda _stage: None)
+
+        def notify(stage: str) -> None:
+            if stage.startswith("simulate "):  # a case's cycle simulation is starting
+                crash_point("simulate.running")
+            report(stage)
+
         chosen = self.select_cases(kind, case_ids)
         submitted_at = utc_now()
         t0 = time.monotonic()
