@@ -131,6 +131,18 @@ def postgres_capability(debian_root: Path = Path("/usr/lib/postgresql")) -> Capa
     return Capability("postgresql", True, f"{folder}: {version}", needed_for)
 
 
+def _uv() -> Capability:
+    """uv on PATH, or the one running us (`uv run` names itself in $UV)."""
+    needed_for = "the packaging test (builds the wheel)"
+    found = os.environ.get("UV") or shutil.which("uv")
+    if found is None:
+        return Capability(
+            "uv", False, "uv not found on PATH", needed_for, "python3 -m pip install uv"
+        )
+    version = _version([found, "--version"]) or "version unknown"
+    return Capability("uv", True, f"{found}: {version}", needed_for)
+
+
 def _is_root() -> bool:
     return os.geteuid() == 0
 
@@ -224,12 +236,7 @@ def local_capabilities() -> list[Capability]:
             "team workspaces (every change is a commit)",
             "apt-get install git",
         ),
-        _tool(
-            "uv",
-            ["uv", "--version"],
-            "the packaging test (builds the wheel)",
-            "python3 -m pip install uv",
-        ),
+        _uv(),
         _root(),
         _cann(),
     ]

@@ -68,6 +68,46 @@ def test_start_sh_test_fails_naming_the_missing_tool(tmp_path: Path) -> None:
     assert "pytest" not in done.stdout
 
 
+def dpkg_without(package: str, folder: Path) -> str:
+    """A dpkg database (for DPKG_ADMINDIR) that is this machine's minus `package`: dpkg-query
+    then truly reports it not installed."""
+    folder.mkdir()
+    stanzas = Path("/var/lib/dpkg/status").read_text().split("\n\n")
+    kept = [s for s in stanzas if not s.startswith(f"Package: {package}\n")]
+    assert len(kept) == len(stanzas) - 1, f"{package} is not installed here"
+    (folder / "status").write_text("\n\n".join(kept))
+    return str(folder)
+
+
+def _start(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "PATH": f"{_uv().parent}:{os.environ['PATH']}", **env}
+    full.pop("VIRTUAL_ENV", None)
+    return subprocess.run(
+        [str(REPO / "start.sh"), *args],
+        cwd=REPO,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_a_package_start_sh_cannot_install_fails_the_tests_and_warns_the_lab(
+    tmp_path: Path,
+) -> None:
+    dpkg = dpkg_without("valgrind", tmp_path / "dpkg")
+    tests = _start(
+        "test", "tests/test_template_import.py", JUSTKERNEL_NO_INSTALL="1", DPKG_ADMINDIR=dpkg
+    )
+    assert tests.returncode != 0, tests.stderr
+    assert "package valgrind is missing: needed for the cycle model" in tests.stderr
+    assert "ruff check" not in tests.stderr
+    lab = _start("--help", JUSTKERNEL_NO_INSTALL="1", DPKG_ADMINDIR=dpkg)
+    assert lab.returncode == 0, lab.stderr  # the lab runs without it
+    assert "warning:" in lab.stderr and "package valgrind is missing" in lab.stderr
+    assert "serve" in lab.stdout
+
+
 def test_preflight_names_every_missing_capability(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": path_without("valgrind", tmp_path / "bin")}
     done = subprocess.run(
