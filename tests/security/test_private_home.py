@@ -5,7 +5,8 @@ nothing; every job failed with "sandbox uid cannot traverse /root (mode 0700)". 
 `mktemp -d` folders are 0700, Ubuntu homes 0750, and containers run as root. The lab must
 stage the sandbox's folders itself, not ask the user to open their home. Here the data folder
 is inside a fresh `mkdtemp()` folder (0700), the whole lab pipeline runs (packs, snapshot,
-compile, cases), and the parent keeps its mode.
+compile, cases), and the parent keeps its mode. The folder the lab stages in instead is its
+own: one another local user made first is refused.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import pytest
 
 from justkernel.operators import load_operator
 from justkernel.settings.config import Settings
+from justkernel.toolchains.sandbox import SandboxSetupError
+from justkernel.toolchains.sandbox_stage import staging_root
 from justkernel.workers.receipts import Status
 from tests.workers.test_evaluator_shared import SMALL_CASE, evaluator, require_tools
 
@@ -49,3 +52,33 @@ async def test_a_data_folder_under_a_0700_parent_evaluates_a_kernel(private_home
     assert receipt.status is Status.PROBE_PASSED, receipt.detail
     assert receipt.cases[0].passed
     assert stat.S_IMODE(os.stat(private_home).st_mode) == 0o700  # nobody had to open it
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making another user's folder needs root")
+def test_a_staging_folder_another_user_created_first_is_refused(private_home: Path) -> None:
+    # A local user who creates the lab's staging folder first (or a symlink in its place)
+    # would read or swap every input the lab stages; the lab refuses it and says why.
+    parent = private_home / "tmp"
+    parent.mkdir()
+    parent.chmod(0o1777)  # like /var/tmp and /tmp
+    squatted = parent / f"justkernel-sandbox-{os.geteuid()}"
+    squatted.mkdir()
+    os.chown(squatted, 65534, 65534)
+    with pytest.raises(SandboxSetupError, match="belongs to uid 65534, not to the lab"):
+        staging_root(parent)
+    squatted.rmdir()
+    elsewhere = private_home / "attacker"
+    elsewhere.mkdir()
+    squatted.symlink_to(elsewhere)
+    with pytest.raises(SandboxSetupError, match="is not a folder"):
+        staging_root(parent)
+    assert list(elsewhere.iterdir()) == []  # nothing was staged through the link
+    squatted.unlink()
+    squatted.mkdir(mode=0o777)
+    squatted.chmod(0o777)
+    with pytest.raises(SandboxSetupError, match="writable by others"):
+        staging_root(parent)
+    squatted.rmdir()
+    made = staging_root(parent)  # nobody was first: the lab makes its own
+    assert made == squatted and stat.S_IMODE(os.lstat(made).st_mode) == 0o711
+    assert os.lstat(made).st_uid == os.geteuid()

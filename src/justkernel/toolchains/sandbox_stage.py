@@ -69,14 +69,15 @@ def _check_root(root: Path) -> None:
         )
 
 
-def staging_root() -> Path:
-    """The lab's staging folder, created 0711 if missing, checked every time."""
-    root = _parent() / f"justkernel-sandbox-{os.geteuid()}"
+def staging_root(parent: Path | None = None) -> Path:
+    """The lab's staging folder in `parent` (default: the first of PARENTS that fits),
+    created 0711 if missing, checked every time."""
+    root = (parent or _parent()) / f"justkernel-sandbox-{os.geteuid()}"
     with contextlib.suppress(FileExistsError):
         os.mkdir(root, 0o711)
-    _check_root(root)
-    if stat.S_IMODE(root.lstat().st_mode) != 0o711:
-        os.chmod(root, 0o711, follow_symlinks=False)
+    _check_root(root)  # ours and a real folder: in a sticky parent nobody else can swap it
+    if stat.S_IMODE(root.lstat().st_mode) != 0o711:  # the umask took some bits
+        os.chmod(root, 0o711)
     _remove_stale_once(root)
     return root
 
