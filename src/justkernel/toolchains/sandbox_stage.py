@@ -41,7 +41,7 @@ _RUN_PREFIX = "run-"
 
 
 def _parent() -> Path:
-    """The first candidate that is a sticky, world-writable folder owned by root."""
+    """The first candidate that is a sticky folder owned by root, as /var/tmp and /tmp are."""
     for parent in PARENTS:
         with contextlib.suppress(OSError):
             st = parent.lstat()
