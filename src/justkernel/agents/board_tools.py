@@ -16,7 +16,12 @@ from typing import Annotated, Any
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 
 from justkernel.a2a.board import BoardError, LabBoard
-from justkernel.a2a.policies import DEFAULT_POLICY, SharingPolicy, can_receive_from_others
+from justkernel.a2a.policies import (
+    DEFAULT_POLICY,
+    SharingPolicy,
+    can_receive_from_others,
+    shares_publicly,
+)
 from justkernel.agents.tools import TeamContext
 from justkernel.judger.candidates import CandidateStore
 from justkernel.teams.relpath import relpath_problem
@@ -102,6 +107,11 @@ def build_board_tools(ctx: TeamContext, access: BoardAccess) -> list[BaseTool]:
             return _json({"error": f"no candidate {candidate_id}"})
         if cand.team_id == ctx.team_id:
             return _json({"error": "that candidate is your own"})
+        policies, _order = await board.policies(ctx.run_id)
+        if not shares_publicly(policies.get(cand.team_id, DEFAULT_POLICY)):
+            return _json(
+                {"error": f"{candidate_id} belongs to a control team, which shares nothing"}
+            )
         files = store.files(cand)
         folder = f"{SCRATCH_DIR}/candidates/{candidate_id}"
         targets: dict[str, Path] = {}

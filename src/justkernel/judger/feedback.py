@@ -1,14 +1,22 @@
 """What a team is told about an official result: the per-point figures the judge gave.
 
 One place builds them, so the Judger's feedback and the tests that check what a team can learn
-from it read the same thing.
+from it read the same thing. A control team (sharing `none`) measures what sharing is worth, so
+the figures that compare with other submissions (each point's best time, whether the state of
+the art changed) are computed over the results the recipient may know of: a control team's
+own, or those of every team that shares. The judge's own best times span every submission of
+the lab's account, so they are never passed on.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from justkernel.a2a.policies import DEFAULT_POLICY, SharingPolicy, shares_publicly
 from justkernel.evaluation.protocol import OfficialResult
+
+Known = Sequence[tuple[str, Mapping[str, Any]]]  # (team, recorded result) of earlier results
 
 
 def point_feedback(result: OfficialResult) -> list[dict[str, Any]]:
@@ -25,3 +33,35 @@ def point_feedback(result: OfficialResult) -> list[dict[str, Any]]:
         }
         for p in result.points
     ]
+
+
+def audience(team: str, policies: Mapping[str, SharingPolicy]) -> set[str]:
+    """The teams whose results `team` may hear of: a control team only its own, any other
+    team those of every team that shares."""
+    if not shares_publicly(policies.get(team, DEFAULT_POLICY)):
+        return {team}
+    return {t for t, policy in policies.items() if shares_publicly(policy)}
+
+
+def seen_by(data: Mapping[str, Any], earlier: Known, teams: set[str]) -> dict[str, Any]:
+    """`data` (a recorded result) as a team that knows only `teams`' earlier results sees it:
+    each point's best time among them and this one, and whether it beats their best pass."""
+    known = [result for team, result in earlier if team in teams]
+    passes = [r["prof_sum_us"] for r in known if r.get("status") == "official_pass"]
+    best_prof = min((p for p in passes if p is not None), default=None)
+    prof = data.get("prof_sum_us")
+    best: dict[str, float] = {}
+    for result in (*known, data):
+        for point in result.get("points") or ():
+            t = point.get("time_us")
+            if point.get("passed") and t is not None:
+                best[point["id"]] = min(best.get(point["id"], t), t)
+    return {
+        **data,
+        "points": [{**p, "best_time_us": best.get(p["id"])} for p in data["points"]],
+        "sota_changed": bool(
+            data.get("status") == "official_pass"
+            and prof is not None
+            and (best_prof is None or prof < best_prof)
+        ),
+    }

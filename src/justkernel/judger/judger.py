@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import and_, func, select, update
 
 from justkernel.a2a.board import LabBoard
+from justkernel.a2a.policies import DEFAULT_POLICY, shares_publicly
 from justkernel.evaluation.protocol import (
     CandidateBundle,
     EvaluationClient,
@@ -28,7 +29,7 @@ from justkernel.evaluation.protocol import (
 from justkernel.faults import crash_point
 from justkernel.judger.approvals import decide
 from justkernel.judger.candidates import Candidate, CandidateStore
-from justkernel.judger.feedback import point_feedback
+from justkernel.judger.feedback import audience, point_feedback, seen_by
 from justkernel.judger.quota import Clock, quota_day, utc_clock
 from justkernel.judger.review import Review, review_candidate
 from justkernel.judger.settings import JudgerSettings, JudgerSettingsFile
@@ -398,6 +399,41 @@ class Judger:
                 continue
             await self._record_result(sub, result)
 
+    async def _post_feedback(self, sub: Submission, data: dict[str, Any], status: str) -> None:
+        policies, _order = await self.board.policies(self.run_id)
+        earlier = [
+            (s.team_id, s.result)
+            for s in await self.submissions(backend=self.client.backend)
+            if s.id != sub.id and s.result and s.status in ("official_pass", "official_fail")
+        ]
+        own = seen_by(data, earlier, audience(sub.team_id, policies))
+        await self.board.post(
+            self.run_id,
+            sender="judger",
+            sender_message_id=f"result:{sub.id}:{sub.team_id}",
+            recipient=sub.team_id,
+            type="feedback",
+            payload={**own, "summary": f"your candidate {sub.candidate_id}: {status}"},
+        )
+        if not shares_publicly(policies.get(sub.team_id, DEFAULT_POLICY)):
+            return
+        await self.board.post(
+            self.run_id,
+            sender="judger",
+            sender_message_id=f"result:{sub.id}:all",
+            recipient="all",
+            type="feedback",
+            payload={
+                "submission_id": sub.id,
+                "candidate_id": sub.candidate_id,
+                "team": sub.team_id,
+                "status": status,
+                "prof_sum_us": data["prof_sum_us"],
+                "sota_changed": own["sota_changed"],  # among the teams that share
+                "summary": f"{sub.team_id}'s {sub.candidate_id}: {status}",
+            },
+        )
+
     async def _record_result(self, sub: Submission, result: Any) -> None:
         champion = await self.champion()
         passed = result.passed
@@ -428,31 +464,9 @@ class Judger:
             dedup_key=f"official.result:{sub.id}",
         )
         crash_point("official.before_feedback")
-        # a correction task for the submitting team, and the news for every team
-        await self.board.post(
-            self.run_id,
-            sender="judger",
-            sender_message_id=f"result:{sub.id}:{sub.team_id}",
-            recipient=sub.team_id,
-            type="feedback",
-            payload={**data, "summary": f"your candidate {sub.candidate_id}: {status}"},
-        )
-        await self.board.post(
-            self.run_id,
-            sender="judger",
-            sender_message_id=f"result:{sub.id}:all",
-            recipient="all",
-            type="feedback",
-            payload={
-                "submission_id": sub.id,
-                "candidate_id": sub.candidate_id,
-                "team": sub.team_id,
-                "status": status,
-                "prof_sum_us": result.prof_sum_us,
-                "sota_changed": sota_changed,
-                "summary": f"{sub.team_id}'s {sub.candidate_id}: {status}",
-            },
-        )
+        # a correction task for the submitting team, and the news for every team that shares;
+        # a control team's result is news to nobody, and it hears of nobody's (feedback.py)
+        await self._post_feedback(sub, data, status)
         async with self.lab.db.writer.begin() as conn:
             await conn.execute(
                 update(submissions)
