@@ -10,6 +10,7 @@ act on, so the caller answers 400 and nothing deeper ever sees a pathological do
 from __future__ import annotations
 
 import json
+import re
 
 DEFAULT_MAX_DEPTH = 64
 
@@ -31,7 +32,27 @@ def loads_bounded(data: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> o
         ) from None
     if depth_exceeds(value, max_depth):
         raise ValueError(_too_deep(max_depth))
+    escape = _SURROGATE_ESCAPE if isinstance(data, str) else _SURROGATE_ESCAPE_BYTES
+    if escape.search(data):
+        _refuse_lone_surrogates(value)
     return value
+
+
+# `\ud800` alone is legal JSON but not text (RFC 7493): it cannot be encoded, so it ends as a
+# UnicodeEncodeError (a 500) wherever the string is compared, stored or written. Only an escape
+# can carry one (raw surrogate bytes are invalid UTF-8), so the walk runs only when one appears.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE_ESCAPE_BYTES = re.compile(_SURROGATE_ESCAPE.pattern.encode())
+
+
+def _refuse_lone_surrogates(value: object) -> None:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(
+            "the JSON holds a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape outside a "
+            "pair); strings must be Unicode text"
+        ) from None
 
 
 def depth_exceeds(value: object, max_depth: int) -> bool:

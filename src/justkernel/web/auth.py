@@ -72,7 +72,7 @@ class AuthState:
 
     def consume_bootstrap(self, offered: str) -> bool:
         """True once for the right token; never again, also after a restart."""
-        if self._used or not hmac.compare_digest(offered, self.bootstrap_token):
+        if self._used or not _same(offered, self.bootstrap_token):
             return False
         if self.used_marker is not None:
             if self.used_marker.exists() and self.used_marker.read_text() == self._token_digest():
@@ -95,7 +95,7 @@ class AuthState:
         except ValueError:
             return False
         expected = hmac.new(self.signing_key, body, hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(sig, expected):
+        if not _same(sig, expected):
             return False
         try:
             return int(json.loads(body)["exp"]) > time.time()
@@ -105,7 +105,15 @@ class AuthState:
     def bearer_valid(self, header: str) -> bool:
         if not self.api_token or not header.startswith("Bearer "):
             return False
-        return hmac.compare_digest(header[7:].strip(), self.api_token)
+        return _same(header[7:].strip(), self.api_token)
+
+
+def _same(offered: str, expected: str) -> bool:
+    """Constant-time comparison of text a client sent: `compare_digest` raises TypeError on
+    non-ASCII `str` (a 500 for `?token=é`), so both sides are compared as UTF-8 bytes."""
+    return hmac.compare_digest(
+        offered.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
+    )
 
 
 def _cookie_value(scope: Scope, name: str) -> str | None:
