@@ -43,9 +43,24 @@ def test_strict_xfail():
 """
 
 
-def _run_suite(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+# A whole module that skips itself at import (as pytest.importorskip does).
+MODULE_SKIP = """
+import pytest
+
+pytest.skip("Debian's Chromium is not installed", allow_module_level=True)
+
+
+def test_dashboard():
+    pass
+"""
+
+
+def _run_suite(
+    folder: Path, *args: str, files: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """pytest on `folder` with this suite's configuration (tests/conftest.py as a plugin)."""
-    (folder / "test_tools.py").write_text(SUITE)
+    for name, text in (files or {"test_tools.py": SUITE, "test_browser.py": MODULE_SKIP}).items():
+        (folder / name).write_text(text)
     return subprocess.run(
         [
             sys.executable,
@@ -80,6 +95,8 @@ def test_a_skip_fails_a_full_run_with_its_reason(tmp_path: Path) -> None:
     assert "skipped: openssh-server is not installed" in out
     assert "xfail is not strict: loose expectation" in out
     assert "--partial" in out  # says how to run without it
+    assert "skipped: test_browser.py: Debian's Chromium is not installed" in out
+    assert "modules that skipped: a full run fails on them" in out
     failed = [line for line in out.splitlines() if line.startswith(("FAILED", "ERROR"))]
     assert sorted(line.split("::")[1].split()[0] for line in failed) == [
         "test_loose_xfail",
@@ -96,4 +113,14 @@ def test_a_partial_run_passes_and_lists_what_it_left_out(tmp_path: Path) -> None
     assert "test_tools.py::test_needs_valgrind: valgrind not installed" in section
     assert "test_tools.py::test_needs_sshd: openssh-server is not installed" in section
     assert "test_tools.py::test_loose_xfail: xfail: loose expectation" in section
+    assert "test_browser.py: Debian's Chromium is not installed" in section
     assert "test_tools.py::test_runs" not in section
+
+
+def test_a_module_that_skips_itself_fails_an_otherwise_green_run(tmp_path: Path) -> None:
+    done = _run_suite(
+        tmp_path, files={"test_ok.py": "def test_ok():\n    pass\n", "test_browser.py": MODULE_SKIP}
+    )
+    assert done.returncode == 1, done.stdout
+    assert "1 passed, 1 skipped" in done.stdout
+    assert "test_browser.py: Debian's Chromium is not installed" in done.stdout

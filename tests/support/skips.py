@@ -3,8 +3,8 @@
 Tests skip when a tool they need is missing (valgrind, sshd, PostgreSQL, Chromium, ...). A run
 that skips them proves nothing about them, so by default a skipped test fails with its reason,
 and so does an xfail that is not strict (a strict xfail that fails as expected is a known,
-pinned outcome). `pytest --partial` (`./start.sh test --partial`) allows skips and lists every
-test it left out, with the reason, at the end.
+pinned outcome). A module that skips itself fails the run at the end. `pytest --partial`
+(`./start.sh test --partial`) allows skips and lists every test it left out, with the reason.
 
 A pytest plugin: tests/conftest.py loads it for the whole suite (tests/security too).
 """
@@ -28,8 +28,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def is_partial(config: pytest.Config) -> bool:
-    return bool(config.getoption(PARTIAL_OPTION))
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(SkipRules(partial=bool(config.getoption(PARTIAL_OPTION))))
 
 
 def skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
@@ -49,10 +49,53 @@ def _strict_xfail(item: pytest.Item) -> bool:
     return bool(marker.kwargs.get("strict", item.config.getini("xfail_strict")))
 
 
-def _enforce(item: pytest.Item, report: pytest.TestReport) -> None:
-    """Turn a skip or a non-strict xfail/xpass of a full run into a failure, in place."""
-    if is_partial(item.config):
-        return
+class SkipRules:
+    """The hooks, with the run's mode and the modules that skipped themselves."""
+
+    def __init__(self, partial: bool) -> None:
+        self.partial = partial
+        self.skipped_modules: list[str] = []
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if not self.partial:
+            _fail_skip(item, report)
+        return report
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        # failing the collection itself would stop the whole session: fail the run at the end
+        if report.skipped:
+            self.skipped_modules.append(f"{report.nodeid or report.fspath}: {skip_reason(report)}")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.skipped_modules and not self.partial and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        terminal = terminalreporter
+        if not self.partial:
+            if self.skipped_modules:
+                terminal.section("modules that skipped: a full run fails on them", red=True)
+                for line in self.skipped_modules:
+                    terminal.write_line(f"skipped: {line} {HINT}")
+            return
+        lines = [*self.skipped_modules, *_left_out_tests(terminal)]
+        terminal.section("left out of this partial run")
+        if not lines:
+            terminal.write_line("nothing: every collected test ran")
+            return
+        for line in lines:
+            terminal.write_line(line)
+        count = f"{len(lines)} test{'s' if len(lines) != 1 else ''}"
+        terminal.write_line(f"{count} left out; a full run fails on each skip and loose xfail")
+
+
+def _fail_skip(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Turn a skip or a non-strict xfail/xpass into a failure, in place."""
     if hasattr(report, "wasxfail"):
         if _strict_xfail(item):
             return  # strict: an xpass has already failed, an expected failure is pinned
@@ -66,57 +109,12 @@ def _enforce(item: pytest.Item, report: pytest.TestReport) -> None:
         report.longrepr = f"skipped: {skip_reason(report)} {HINT}"
 
 
-def _enforce_collection(config: pytest.Config, report: pytest.CollectReport) -> None:
-    """A module that skips itself (pytest.skip at import) fails too."""
-    if report.skipped and not is_partial(config):
-        report.outcome = "failed"
-        report.longrepr = f"skipped: {skip_reason(report)} {HINT}"
-
-
-def left_out(terminal: pytest.TerminalReporter) -> list[str]:
+def _left_out_tests(terminal: pytest.TerminalReporter) -> list[str]:
     """`nodeid: reason` of every test a partial run skipped or xfailed."""
     lines = []
-    for key in ("skipped", "xfailed"):
-        for report in terminal.stats.get(key, []):
-            if key == "xfailed":
-                reason = f"xfail: {getattr(report, 'wasxfail', '')}"
-            else:
-                reason = skip_reason(report)
-            lines.append(f"{report.nodeid or report.fspath}: {reason}")
+    for report in terminal.stats.get("skipped", []):
+        if isinstance(report, pytest.TestReport):
+            lines.append(f"{report.nodeid}: {skip_reason(report)}")
+    for report in terminal.stats.get("xfailed", []):
+        lines.append(f"{report.nodeid}: xfail: {getattr(report, 'wasxfail', '')}")
     return lines
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(
-    item: pytest.Item,
-) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    report = yield
-    _enforce(item, report)
-    return report
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_make_collect_report(
-    collector: pytest.Collector,
-) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
-    report = yield
-    _enforce_collection(collector.config, report)
-    return report
-
-
-def pytest_terminal_summary(
-    terminalreporter: pytest.TerminalReporter, config: pytest.Config
-) -> None:
-    """The partial run's account of what it did not test."""
-    if not is_partial(config):
-        return
-    terminal = terminalreporter
-    lines = left_out(terminal)
-    terminal.section("left out of this partial run")
-    if not lines:
-        terminal.write_line("nothing: every collected test ran")
-        return
-    for line in lines:
-        terminal.write_line(line)
-    count = f"{len(lines)} test{'s' if len(lines) != 1 else ''}"
-    terminal.write_line(f"{count} left out; a full run fails on each skip and loose xfail")
