@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from justkernel.operators import load_operator
-from justkernel.toolchains import sandbox_seccomp
+from justkernel.operators import build_project, load_operator
+from justkernel.toolchains import elf_read, sandbox_seccomp
 from justkernel.toolchains.cpu_objects import object_problems
 from justkernel.workers.receipts import Status
 from tests.toolchains.test_cpu_hostile import codes, run_hostile
-from tests.workers.test_evaluator_shared import SMALL_CASE, fresh_dir
+from tests.workers.test_evaluator_shared import SMALL_CASE, fresh_dir, make_project
 
 pytestmark = [
     pytest.mark.timeout(180),
@@ -30,6 +30,7 @@ pytestmark = [
 ]
 
 REPO = Path(__file__).resolve().parents[2]
+SYSCALL_RET = int.from_bytes(bytes.fromhex("0f05c300"), "little")  # syscall; ret
 
 
 async def test_a_syscall_hidden_in_an_immediate_is_refused() -> None:
@@ -38,6 +39,42 @@ async def test_a_syscall_hidden_in_an_immediate_is_refused() -> None:
     assert r.compile is not None
     assert any("`syscall`" in p and "offset 0x1" in p for p in r.compile.problems), r.compile
     assert r.cases == [] and not (work / "build" / "harness").exists()
+
+
+def _gadget_bytes(exe: Path) -> int:
+    """The four displacement bytes of `jk_gadget`'s lea (at +3) in a linked executable."""
+    symbols = subprocess.run(["nm", str(exe)], check=True, capture_output=True, text=True)
+    addr = (
+        next(
+            int(line.split()[0], 16)
+            for line in symbols.stdout.splitlines()
+            if line.endswith(" jk_gadget")
+        )
+        + 3
+    )
+    elf = elf_read.read(exe)
+    off = next(o for g in elf.segments if (o := g.file_range(addr, 4)) is not None)
+    return int.from_bytes(elf.data[off : off + 4], "little")
+
+
+async def test_a_syscall_spelled_by_a_relocation_is_refused() -> None:
+    """The attacker links a trial build (the layout is deterministic) to pick the addend."""
+    trial = build_project(make_project(hostile="relocated_syscall"), fresh_dir("reloc-trial"))
+    assert trial.ok, trial.log
+    signed = int.from_bytes(
+        _gadget_bytes(trial.harness).to_bytes(4, "little"), "little", signed=True
+    )
+    addend = {"0 /* @JK_ADDEND@ */": str(SYSCALL_RET - signed)}
+    armed = build_project(
+        make_project(hostile="relocated_syscall", replace=addend), fresh_dir("reloc")
+    )
+    assert armed.ok and _gadget_bytes(armed.harness) == SYSCALL_RET  # 0f 05 c3 00 once linked
+    assert object_problems(armed.objects["kernel"]) == ()  # ... and zeros in the object
+
+    r, _ = await run_hostile("relocated_syscall", addend, scan_syscalls=True)
+    assert r.status is Status.STATIC_CHECK_FAILED, (r.status, r.detail)
+    assert r.compile is not None
+    assert any("as linked" in p and "`syscall`" in p for p in r.compile.problems), r.compile
 
 
 # mode -> the attack; see the fixture's header comment.

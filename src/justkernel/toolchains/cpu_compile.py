@@ -20,7 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from justkernel.operators import OperatorDefinition, compile_steps, static_check
-from justkernel.toolchains.cpu_objects import executable_problems, object_problems
+from justkernel.toolchains.cpu_objects import (
+    executable_problems,
+    linked_encodings,
+    object_problems,
+)
 from justkernel.toolchains.cpu_sandbox import run_checked
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus
@@ -29,6 +33,7 @@ from justkernel.workers.receipts import Status
 SRC = "/sandbox/src"
 OUT = "/sandbox/out"
 DIAGNOSTIC_LINES = 30  # first lines of compiler output shown in the receipt
+LINK_MAP = "harness.map"  # where the linker put each input section (cpu_objects.linked_encodings)
 
 
 @dataclass
@@ -44,6 +49,13 @@ class CompileOutcome:
     static_seconds: float = 0.0
     cacheable: bool = True
     steps: list[str] = field(default_factory=list)
+
+    def refuse(self, problems: tuple[str, ...]) -> None:
+        """A static check failed: the first problem is the detail, all go in the receipt."""
+        self.problems = problems
+        self.failed_step = "static_check"
+        self.status = Status.STATIC_CHECK_FAILED
+        self.detail = problems[0]
 
     def diagnostics_head(self) -> list[str]:
         lines = [line for line in self.log.splitlines() if not line.startswith("$ ")]
@@ -111,6 +123,15 @@ def _static_problems(
     return problems
 
 
+def _linked_problems(
+    exe: Path, link_map: Path, objects: tuple[Path, ...], scan_syscalls: bool
+) -> tuple[str, ...]:
+    problems = executable_problems(exe)
+    if scan_syscalls:
+        problems += linked_encodings(exe, link_map, objects)
+    return problems
+
+
 async def compile_candidate(
     src: Path,
     build: Path,
@@ -121,28 +142,28 @@ async def compile_candidate(
     scan_syscalls: bool = True,
 ) -> CompileOutcome:
     """kernel and tiling objects (sandboxed) -> static checks -> link with harness.o -> check
-    the executable's segments (no writable code, no executable stack)."""
+    the executable (no writable code, no executable stack, the candidate's code as linked)."""
     steps = {s.name: s for s in compile_steps(Path(SRC), Path(OUT), definition)}
     outcome = CompileOutcome(ok=False)
     log: list[str] = []
     start = time.monotonic()
+    objects = (build / steps["kernel"].output.name, build / steps["tiling"].output.name)
     for name in ("kernel", "tiling", "static_check", "link"):
         if name == "static_check":
             t = time.monotonic()
-            objects = (build / steps["kernel"].output.name, build / steps["tiling"].output.name)
             problems = await asyncio.to_thread(
                 _static_problems, *objects, definition, scan_syscalls
             )
             outcome.static_seconds = time.monotonic() - t
             if problems:
-                outcome.problems = problems
-                outcome.failed_step = "static_check"
-                outcome.status = Status.STATIC_CHECK_FAILED
-                outcome.detail = problems[0]
+                outcome.refuse(problems)
                 break
             shutil.copyfile(harness_obj, build / steps["harness"].output.name)
             continue
-        status, text, deterministic = await _sandboxed_step(steps[name].argv, src, build, limits)
+        argv = steps[name].argv
+        if name == "link":
+            argv += (f"-Wl,-Map={OUT}/{LINK_MAP}",)
+        status, text, deterministic = await _sandboxed_step(argv, src, build, limits)
         log.append(text)
         outcome.steps.append(name)
         if status is not SandboxStatus.OK:
@@ -157,12 +178,13 @@ async def compile_candidate(
             break
     else:
         exe = build / steps["link"].output.name
-        problems = await asyncio.to_thread(executable_problems, exe)
+        t = time.monotonic()
+        problems = await asyncio.to_thread(
+            _linked_problems, exe, build / LINK_MAP, objects, scan_syscalls
+        )
+        outcome.static_seconds += time.monotonic() - t
         if problems:
-            outcome.problems = problems
-            outcome.failed_step = "static_check"
-            outcome.status = Status.STATIC_CHECK_FAILED
-            outcome.detail = problems[0]
+            outcome.refuse(problems)
         else:
             outcome.ok = True
             outcome.harness = exe

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from justkernel.toolchains import elf_read
-from justkernel.toolchains.elf_read import Elf, ElfError, Section
+from justkernel.toolchains.elf_read import Elf, ElfError
 
 _OS = "a kernel never enters the OS itself, not even from inside a constant"
 _VALGRIND = "a kernel may not steer the simulator that measures it"
@@ -41,30 +41,35 @@ _TABLE_TYPES = {
 }
 
 
-def _hits(elf: Elf, section: Section) -> dict[tuple[str, str], list[int]]:
-    """Offsets in `section` of each forbidden encoding, by (what it is, why not)."""
-    data = elf.contents(section)
+def _hits(machine: int, data: bytes) -> dict[tuple[str, str], list[int]]:
+    """Offsets in `data` (code of `machine`) of each forbidden encoding, by (what, why not)."""
     found: dict[tuple[str, str], list[int]] = {}
-    if elf.machine == elf_read.EM_X86_64:
+    if machine == elf_read.EM_X86_64:
         for m in _X86_64_RE.finditer(data):
             found.setdefault(_X86_64[m.group(1)], []).append(m.start())
-    elif elf.machine == elf_read.EM_AARCH64:
+    elif machine == elf_read.EM_AARCH64:
         for off in range(0, len(data) - 3, 4):
             if int.from_bytes(data[off : off + 4], "little") & _SVC_MASK == _SVC:
                 found.setdefault(("an `svc` instruction", _OS), []).append(off)
     return found
 
 
+def _describe(where: str, hits: dict[tuple[str, str], list[int]], shift: int = 0) -> list[str]:
+    out = []
+    for (what, why), offsets in hits.items():
+        more = f" (and {len(offsets) - 1} more)" if len(offsets) > 1 else ""
+        out.append(
+            f"{where} holds the bytes of {what} at offset {offsets[0] - shift:#x}{more}; {why}"
+        )
+    return out
+
+
 def forbidden_encodings(name: str, elf: Elf) -> tuple[str, ...]:
     """Problems for forbidden encodings anywhere in the executable sections of `elf`."""
     problems = []
     for section in (s for s in elf.sections if s.executable):
-        for (what, why), offsets in _hits(elf, section).items():
-            more = f" (and {len(offsets) - 1} more)" if len(offsets) > 1 else ""
-            problems.append(
-                f"{name}: section {section.name} holds the bytes of {what} at offset "
-                f"{offsets[0]:#x}{more}; {why}"
-            )
+        hits = _hits(elf.machine, elf.contents(section))
+        problems += _describe(f"{name}: section {section.name}", hits)
     return tuple(problems)
 
 
@@ -120,4 +125,66 @@ def executable_problems(exe: Path) -> tuple[str, ...]:
             problems.append(f"{exe.name}: has an executable stack")
     if not any(seg.type == elf_read.PT_GNU_STACK for seg in elf.segments):
         problems.append(f"{exe.name}: has no PT_GNU_STACK header (the stack would be executable)")
+    return tuple(problems)
+
+
+# GNU ld map (-Wl,-Map): input sections after this line, as " name 0xaddr 0xsize file" on one
+# line or, for a long name, the name alone and the rest on the next line.
+_MAP_START = "Linker script and memory map"
+_ONE_LINE = re.compile(r"^ (\S+)\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+)$")
+_NAME_ONLY = re.compile(r"^ (\S+)$")
+_REST = re.compile(r"^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+)$")
+
+
+def input_sections(link_map: str, objects: set[str]) -> list[tuple[str, str, int, int]]:
+    """(object, section, address, size) of every input section the linker placed from one of
+    `objects` (matched by file name)."""
+    found = []
+    _, _, placed = link_map.partition(_MAP_START)
+    pending: str | None = None
+    for line in placed.splitlines():
+        one, rest = _ONE_LINE.match(line), _REST.match(line)
+        if one:
+            name, addr, size, path = one.groups()
+        elif rest and pending is not None:
+            name, (addr, size, path) = pending, rest.groups()
+        else:
+            named = _NAME_ONLY.match(line)
+            pending = named.group(1) if named else None
+            continue
+        pending = None
+        if Path(path).name in objects and int(size, 16):
+            found.append((Path(path).name, name, int(addr, 16), int(size, 16)))
+    return found
+
+
+def linked_encodings(exe: Path, link_map: Path, objects: tuple[Path, ...]) -> tuple[str, ...]:
+    """Problems for forbidden encodings in the candidate's code as linked.
+
+    The object scan sees zeros where relocations go; the linker writes displacements there,
+    and an addend chosen for the (deterministic) final layout can spell `syscall` in them.
+    So the candidate's own loaded input sections are scanned again in the executable's code
+    segments, with one byte of context on each side (a pattern across the boundary); the
+    harness's own bytes are left alone.
+    """
+    try:
+        elf = elf_read.read(exe)
+        loaded = {
+            o.name: {s.name for s in elf_read.read(o).sections if s.allocated} for o in objects
+        }
+        placed = input_sections(link_map.read_text(errors="replace"), set(loaded))
+    except (OSError, ElfError) as e:
+        return (f"{exe.name}: cannot check the linked code: {e}",)
+    code = [g for g in elf.segments if g.type == elf_read.PT_LOAD and g.flags & elf_read.PF_X]
+    context = 1 if elf.machine == elf_read.EM_X86_64 else 0
+    problems: list[str] = []
+    for obj, section, addr, size in placed:
+        for seg in code if section in loaded[obj] else ():
+            off = seg.file_range(addr, size)
+            if off is None:
+                continue
+            lo = max(seg.offset, off - context)
+            hi = min(seg.offset + seg.filesz, off + size + context)
+            hits = _hits(elf.machine, elf.data[lo:hi])
+            problems += _describe(f"{obj}: section {section}, as linked,", hits, off - lo)
     return tuple(problems)

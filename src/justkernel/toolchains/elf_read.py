@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SHF_WRITE = 0x1
+SHF_ALLOC = 0x2
 SHF_EXECINSTR = 0x4
 SHT_SYMTAB = 2
 SHT_NOBITS = 8
@@ -52,13 +53,25 @@ class Section:
     def executable(self) -> bool:
         return bool(self.flags & SHF_EXECINSTR)
 
+    @property
+    def allocated(self) -> bool:
+        """Loaded into memory (code, data), unlike comments, notes or debug info."""
+        return bool(self.flags & SHF_ALLOC)
+
 
 @dataclass(frozen=True)
 class Segment:
     type: int
     flags: int
     offset: int
+    vaddr: int
     filesz: int
+
+    def file_range(self, addr: int, size: int) -> int | None:
+        """File offset of [addr, addr+size) if this segment's file image holds all of it."""
+        if self.vaddr <= addr and addr + size <= self.vaddr + self.filesz:
+            return self.offset + addr - self.vaddr
+        return None
 
 
 @dataclass(frozen=True)
@@ -129,7 +142,7 @@ def parse(data: bytes) -> Elf:
         phdrs = [_PHDR.unpack_from(data, phoff + i * _PHDR.size) for i in range(phnum)]
     except struct.error as e:
         raise ElfError(f"truncated headers: {e}") from None
-    segments = tuple(Segment(p[0], p[1], p[2], p[5]) for p in phdrs)
+    segments = tuple(Segment(p[0], p[1], p[2], p[3], p[5]) for p in phdrs)
     raw = [Section("", h[1], h[2], h[4], h[5], h[6]) for h in headers]
     elf = Elf(machine, data, tuple(raw), segments)
     if not headers:
