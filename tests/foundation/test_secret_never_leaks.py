@@ -4,8 +4,6 @@ file, the logs, an export, or any API response."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -15,7 +13,7 @@ from justkernel.lab import open_lab
 from justkernel.settings.config import Settings
 from justkernel.settings.secrets import SecretsStore
 from tests.support.leaks import files_containing, zip_members_containing
-from tests.support.server import running_server, server_env
+from tests.support.server import export_run, running_server
 
 SECRET = "sk-leakcheck-7Hq2ZpX9vK4mN8rT1wYb"
 
@@ -60,16 +58,7 @@ def test_secret_is_absent_from_database_logs_export_and_api(tmp_path: Path) -> N
                     break
         bodies.extend(srv.output)
 
-    bundle = tmp_path / "run.jkb"
-    exported = subprocess.run(
-        [sys.executable, "-m", "justkernel.cli.main", "export", run_id, "--output", str(bundle)],
-        env=server_env(data, config),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert exported.returncode == 0, exported.stderr
-    assert bundle.stat().st_size > 0
+    bundle = export_run(data, config, run_id, tmp_path / "run.jkb")
 
     secret = SECRET.encode()
     assert all(SECRET not in body for body in bodies)

@@ -9,14 +9,12 @@ exported by the real CLI, and the check must find it.
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from pathlib import Path
 
 from justkernel.lab import open_lab
 from justkernel.settings.config import Settings
 from tests.support.leaks import files_containing, zip_members_containing
-from tests.support.server import server_env
+from tests.support.server import export_run
 
 PLANTED = "sk-planted-3Wq8Lz0Vb5Nc7Xm2Rk9T"
 
@@ -34,16 +32,8 @@ async def _run_with_planted_text(data: Path, config: Path) -> str:
 def test_a_secret_inside_an_exported_bundle_is_found(tmp_path: Path) -> None:
     data, config = tmp_path / "data", tmp_path / "config"
     run_id = asyncio.run(_run_with_planted_text(data, config))
-    bundle = tmp_path / "out" / "run.jkb"
-    bundle.parent.mkdir()
-    exported = subprocess.run(
-        [sys.executable, "-m", "justkernel.cli.main", "export", run_id, "--output", str(bundle)],
-        env=server_env(data, config),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert exported.returncode == 0, exported.stderr
+    (tmp_path / "out").mkdir()
+    bundle = export_run(data, config, run_id, tmp_path / "out" / "run.jkb")
     planted = PLANTED.encode()
     assert planted not in bundle.read_bytes()  # the old check: blind to deflated members
     members = zip_members_containing(bundle, planted)

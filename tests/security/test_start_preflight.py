@@ -44,21 +44,26 @@ def path_without(tool: str, folder: Path) -> str:
     return str(folder)
 
 
-def test_start_sh_test_fails_naming_the_missing_tool(tmp_path: Path) -> None:
-    env = {
-        **os.environ,
-        "PATH": path_without("valgrind", tmp_path / "bin"),
-        "JUSTKERNEL_NO_INSTALL": "1",
-    }
-    env.pop("VIRTUAL_ENV", None)
-    done = subprocess.run(
-        # if the preflight let it through, pytest would run only this harmless file
-        [str(REPO / "start.sh"), "test", "tests/test_template_import.py"],
+def _start(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "PATH": f"{_uv().parent}:{os.environ['PATH']}", **env}
+    full.pop("VIRTUAL_ENV", None)
+    return subprocess.run(
+        [str(REPO / "start.sh"), *args],
         cwd=REPO,
-        env=env,
+        env=full,
         capture_output=True,
         text=True,
         timeout=600,
+    )
+
+
+def test_start_sh_test_fails_naming_the_missing_tool(tmp_path: Path) -> None:
+    done = _start(
+        # if the preflight let it through, pytest would run only this harmless file
+        "test",
+        "tests/test_template_import.py",
+        PATH=path_without("valgrind", tmp_path / "bin"),
+        JUSTKERNEL_NO_INSTALL="1",
     )
     assert done.returncode != 0, done.stderr
     assert "missing: valgrind" in done.stderr, done.stderr
@@ -79,19 +84,6 @@ def dpkg_without(package: str, folder: Path) -> str:
     return str(folder)
 
 
-def _start(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "PATH": f"{_uv().parent}:{os.environ['PATH']}", **env}
-    full.pop("VIRTUAL_ENV", None)
-    return subprocess.run(
-        [str(REPO / "start.sh"), *args],
-        cwd=REPO,
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
 def test_a_package_start_sh_cannot_install_fails_the_tests_and_warns_the_lab(
     tmp_path: Path,
 ) -> None:
@@ -108,15 +100,19 @@ def test_a_package_start_sh_cannot_install_fails_the_tests_and_warns_the_lab(
     assert "serve" in lab.stdout
 
 
-def test_preflight_names_every_missing_capability(tmp_path: Path) -> None:
-    env = {**os.environ, "PATH": path_without("valgrind", tmp_path / "bin")}
-    done = subprocess.run(
+def _preflight(path: str) -> subprocess.CompletedProcess[str]:
+    """The preflight start.sh runs, on a machine whose programs are those on `path`."""
+    return subprocess.run(
         [sys.executable, "-m", "justkernel.cli.main", "check", "--require-for-tests"],
-        env=env,
+        env={**os.environ, "PATH": path},
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_preflight_names_every_missing_capability(tmp_path: Path) -> None:
+    done = _preflight(path_without("valgrind", tmp_path / "bin"))
     assert done.returncode == 1, done.stdout
     missing = [line for line in done.stderr.splitlines() if line.startswith("missing:")]
     assert [line.split()[1] for line in missing] == ["valgrind"], done.stderr
@@ -125,13 +121,6 @@ def test_preflight_names_every_missing_capability(tmp_path: Path) -> None:
 
 def test_preflight_passes_on_this_machine(tmp_path: Path) -> None:
     """The suite's machine has everything: the same preflight start.sh runs says so."""
-    env = {**os.environ, "PATH": path_without("no-such-tool", tmp_path / "bin")}
-    done = subprocess.run(
-        [sys.executable, "-m", "justkernel.cli.main", "check", "--require-for-tests"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _preflight(path_without("no-such-tool", tmp_path / "bin"))
     assert done.returncode == 0, done.stderr
     assert "capabilities the test suite needs are present" in done.stdout

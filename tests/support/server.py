@@ -40,6 +40,20 @@ def server_env(data_dir: Path, config_dir: Path, **extra: str) -> dict[str, str]
     return env
 
 
+def export_run(data_dir: Path, config_dir: Path, run_id: str, bundle: Path) -> Path:
+    """`justkernel export RUN --output BUNDLE` as a user runs it; the bundle written."""
+    exported = subprocess.run(
+        [sys.executable, "-m", "justkernel.cli.main", "export", run_id, "--output", str(bundle)],
+        env=server_env(data_dir, config_dir),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert exported.returncode == 0, exported.stderr
+    assert bundle.stat().st_size > 0
+    return bundle
+
+
 def wait_for_link(process: subprocess.Popen[str], output: list[str], timeout: float = 60) -> str:
     deadline = time.monotonic() + timeout
     assert process.stdout is not None
