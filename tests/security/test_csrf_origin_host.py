@@ -197,3 +197,21 @@ fetch("{target}", {{method: "POST", mode: "no-cors", credentials: "include",
         evil.shutdown()
         evil.server_close()
     assert not {"browser-csrf", "fetch-csrf"} & _preset_names(lab)
+
+
+def test_a_configured_public_host_is_served_and_named_in_cards() -> None:
+    """`JUSTKERNEL_PUBLIC_HOST` (for --allow-remote): that name is served too, and the card
+    names it whichever allowed Host the request used."""
+    folder = open_folder("jk-sec-public-")
+    _run_id, team_id = asyncio.run(_seed_team(folder))
+    card = f"/a2a/teams/{team_id}/.well-known/agent-card.json"
+    with (
+        signed_in_lab(folder, JUSTKERNEL_PUBLIC_HOST="lab.example") as lab,
+        lab.client() as api,
+    ):
+        assert api.get("/api/runs", headers={"Host": f"lab.example:{lab.port}"}).is_success
+        refused = api.get("/api/runs", headers={"Host": f"evil.example:{lab.port}"})
+        assert refused.status_code == 421
+        answer = api.get(card, headers={"Host": f"127.0.0.1:{lab.port}"})
+        urls = [i["url"] for i in answer.json()["supportedInterfaces"]]
+        assert urls == [f"http://lab.example:{lab.port}/a2a/teams/{team_id}/"], urls

@@ -105,7 +105,8 @@ class RequestGuard:
                 421,
                 "misdirected",
                 f"this lab answers only as {self.served.origin} or on loopback; the request's "
-                "Host header names another server",
+                "Host header names another server (a lab reached by another name needs "
+                "JUSTKERNEL_PUBLIC_HOST set to it)",
             )
         if scope["type"] != "http" or scope.get("method", "GET") not in CHANGING:
             return None
