@@ -10,6 +10,7 @@ request that would switch the counting off.
 
 from __future__ import annotations
 
+import asyncio
 import platform
 import re
 import subprocess
@@ -20,6 +21,7 @@ import pytest
 from justkernel.operators import build_project, load_operator
 from justkernel.toolchains import elf_read, sandbox_seccomp
 from justkernel.toolchains.cpu_objects import object_problems
+from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus, run_sandboxed
 from justkernel.workers.receipts import Status
 from tests.toolchains.test_cpu_hostile import codes, run_hostile
 from tests.workers.test_evaluator_shared import SMALL_CASE, fresh_dir, make_project
@@ -99,6 +101,39 @@ async def test_memory_that_is_written_then_executed_is_refused(attack: str) -> N
     assert r.status is Status.SANDBOX_VIOLATION, (r.status, r.detail, ran)
     assert "seccomp" in r.cases[0].detail
     assert ran != [0, 42] and not written.exists()  # killed inside the call: nothing written
+
+
+MPROTECT_RWX = r"""
+#include <stdio.h>
+#include <sys/mman.h>
+static unsigned char page[4096] __attribute__((aligned(4096)));
+int main(void) {
+    int r = mprotect(page, sizeof page, PROT_READ | PROT_WRITE | PROT_EXEC);
+    printf("mprotect returned %d\n", r);
+    return r == 0 ? 0 : 3;
+}
+"""
+
+
+async def test_mprotect_to_rwx_is_refused_under_callgrind_too() -> None:
+    """valgrind runs the guest's mprotect for it; its own JIT needs anonymous RWX mmaps, which
+    its filter allows, but no PROT_EXEC mprotect."""
+    folder = fresh_dir("mprotect-rwx")
+    (folder / "bin").mkdir(mode=0o755)
+    (folder / "out").mkdir(mode=0o755)
+    (folder / "prog.c").write_text(MPROTECT_RWX)
+    gcc = ["gcc", "-O1", "-o", str(folder / "bin" / "prog"), str(folder / "prog.c")]
+    await asyncio.to_thread(subprocess.run, gcc, check=True)
+    argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/sandbox/out/cg.out"]
+    r = await run_sandboxed(
+        [*argv, "/sandbox/bin/prog"],
+        ro_binds={"bin": folder / "bin"},
+        rw_dir=folder / "out",
+        limits=SandboxLimits.valgrind(),
+    )
+    assert r.status is SandboxStatus.SANDBOX_VIOLATION, (r.status, r.stdout.text, r.stderr.text)
+    assert "mprotect returned 0" not in r.stdout.text
+    assert any("seccomp" in v for v in r.violations)
 
 
 @pytest.mark.parametrize(
