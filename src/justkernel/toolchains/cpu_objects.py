@@ -10,8 +10,11 @@ Why the headers: code in `.init`/`.fini`, the `*_array`/`.ctors`/`.dtors` tables
 name in `operators.static_check`, by type here) and IFUNC resolvers runs before `main` or after
 it: outside every check the harness makes and outside callgrind's toggle. A writable
 executable section or an executable stack would let a kernel write code the scan never saw.
-Only the candidate's own objects are scanned: libc and the harness legitimately hold these
-bytes (the harness's `main` contains `80 cd 80`, an `or $0x80, %ch`).
+Only the candidate's own code is scanned, in its objects and again as linked (relocations fill
+in bytes the object holds as zeros): libc and the harness legitimately hold these bytes (the
+harness's `main` contains `80 cd 80`, an `or $0x80, %ch`). Known limit: the harness's own
+relocated fields also shift with the candidate's size; the seccomp filter is the boundary, this
+scan a first filter.
 """
 
 from __future__ import annotations
