@@ -153,7 +153,8 @@ class WorkspaceRepo:
         listed = self.tree_files() if paths is None else list(paths)
         self.git("read-tree", "--empty")
         if listed:
-            self.git("update-index", "--add", "-z", "--stdin", stdin="\0".join(listed).encode())
+            names = b"\0".join(os.fsencode(p) for p in listed)  # any bytes the tree holds
+            self.git("update-index", "--add", "-z", "--stdin", stdin=names)
         return self.git("write-tree")
 
     def head(self) -> str:
@@ -169,7 +170,10 @@ class WorkspaceRepo:
     def commit(self, message: str) -> str:
         """Snapshot the tree; a new commit only when it changed. Returns HEAD."""
         tree = self.stage()
-        parent = self.head() if self.has_head() else None
+        try:
+            parent: str | None = self.head()
+        except GitError:
+            parent = None  # the baseline: nothing before it
         if parent is not None and self.git("rev-parse", f"{parent}^{{tree}}") == tree:
             return parent
         args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
