@@ -216,11 +216,9 @@ class LabAgentExecutor(AgentExecutor):
             await step
         except SkillError as exc:
             await updater.failed(self._say(updater, str(exc)))
-        except Exception as exc:  # the lab's fault, not the team's: say so, keep details
+        except Exception:  # the lab's fault, not the team's: say so; the details stay in the log
             log.exception("A2A task %s failed", updater.task_id)
-            await updater.failed(
-                self._say(updater, f"the lab could not do this ({type(exc).__name__}); retry later")
-            )
+            await updater.failed(self._say(updater, "the lab could not do this; retry later"))
 
     async def _first_step(
         self,
