@@ -252,11 +252,10 @@ class Fuzzed:
 
 def _body(draw: st.DrawFn, target: Target, method: str, route: Endpoint) -> bytes | None:
     key = f"{method} {route.path}"
-    kind = draw(
-        st.sampled_from(
-            ["none", "random", "schema", "schema", "schema", "deep", "binary", "big", "raw"]
-        )
-    )
+    kinds = ["none", "random", "schema", "schema", "schema", "deep", "binary", "big", "raw"]
+    if key in target.raw_bodies:
+        kinds += ["raw", "raw", "raw"]  # a route's own body format, more often
+    kind = draw(st.sampled_from(kinds))
     if kind == "none":
         return None
     if kind == "raw" and key in target.raw_bodies:
@@ -369,11 +368,16 @@ def leak_pattern() -> re.Pattern[str]:
     )
 
 
+# A2A 1.0 errors carry google.rpc detail types ("type.googleapis.com/google.rpc.BadRequest"):
+# protocol names, not exceptions
+PROTOCOL_TYPES = re.compile(r"type\.googleapis\.com/google\.rpc\.\w+")
+
+
 def problem(response: httpx.Response) -> str | None:
     """Why this answer is a failure (a 5xx, a traceback, an internal JSON-RPC error), or None."""
     if response.status_code >= 500:
         return f"status {response.status_code}: {response.text[:400]}"
-    text = response.content.decode("utf-8", "replace")
+    text = PROTOCOL_TYPES.sub("", response.content.decode("utf-8", "replace"))
     leak = leak_pattern().search(text)
     if leak:
         start = max(0, leak.start() - 120)

@@ -57,6 +57,7 @@ from justkernel.web.demo import DemoPlayer
 from tests.evaluation.support import judge_token, new_judge_dir, work_root
 from tests.security.http_fuzz import (
     AUTHENTICATED,
+    HOSTILE_TEXT,
     Endpoint,
     Fuzzed,
     LoopThread,
@@ -65,6 +66,7 @@ from tests.security.http_fuzz import (
     b64,
     endpoints,
     fill,
+    json_values,
     lazy_body,
     loopback_only,
     nested,
@@ -351,6 +353,54 @@ def _a2a_schema() -> dict[str, Schema]:
     return {"POST /a2a/teams/{team_id}/": schema}
 
 
+def _a2a_calls() -> st.SearchStrategy[bytes]:
+    """Well-formed JSON-RPC calls of every method, with one part or another hostile: they get
+    past the SDK's own checks, to the handler, the executor and the task store."""
+    text = st.text(max_size=20) | st.sampled_from(HOSTILE_TEXT)
+    part = st.one_of(
+        st.builds(lambda t: {"text": t}, text),
+        st.builds(lambda d: {"data": d}, st.dictionaries(text, json_values(8), max_size=4)),
+        st.builds(lambda path, body: {"data": {path: body}}, text, text),
+        st.builds(lambda to, t: {"data": {"to": to, "text": t}}, text, text),
+        st.builds(lambda f, raw: {"raw": b64(raw), "filename": f}, text, st.binary(max_size=64)),
+    )
+    message = st.fixed_dictionaries(
+        {
+            "role": st.sampled_from(["ROLE_USER", "ROLE_AGENT", "ROLE_UNSPECIFIED"]),
+            "messageId": text,
+            "parts": st.lists(part, max_size=3),
+            "metadata": st.fixed_dictionaries(
+                {"skill": st.sampled_from(["submit_candidate", "ask", "inbox", "ack_feedback"])}
+            ),
+        },
+        optional={"taskId": text, "contextId": text},
+    )
+    task_id = st.fixed_dictionaries({"id": text}, optional={"historyLength": st.integers()})
+    params = {
+        "SendMessage": st.fixed_dictionaries({"message": message}),
+        "SendStreamingMessage": st.fixed_dictionaries({"message": message}),
+        "GetTask": task_id,
+        "CancelTask": task_id,
+        "SubscribeToTask": task_id,
+        "ListTasks": st.fixed_dictionaries(
+            {}, optional={"pageSize": st.integers(), "pageToken": text, "contextId": text}
+        ),
+        "GetExtendedAgentCard": st.just({}),
+    }
+    return st.one_of(
+        [
+            st.builds(
+                lambda call_id, p, m=method: json.dumps(
+                    {"jsonrpc": "2.0", "id": call_id, "method": m, "params": p}
+                ).encode(),
+                st.integers(0, 2**31) | st.text(max_size=8),
+                strategy,
+            )
+            for method, strategy in params.items()
+        ]
+    )
+
+
 async def _open_world(root: Path, stack: AsyncExitStack) -> dict[str, Any]:
     (root / "hosts.toml").write_text('[local]\nslots = "none: the fuzz never starts agents"\n')
     lab_settings = Settings(
@@ -441,7 +491,7 @@ def _targets(opened: dict[str, Any]) -> tuple[Target, Target, Target, Target]:
         app=app,
     )
     team_tokens = {
-        f"ok: token of {j.team.id}": {"authorization": f"Bearer {j.token}"}
+        f"ok: token of {j.team.id}": {"authorization": f"Bearer {j.token}", "a2a-version": "1.0"}
         for j in opened["joined"]
     }
     a2a = Target(
@@ -457,6 +507,7 @@ def _targets(opened: dict[str, Any]) -> tuple[Target, Target, Target, Target]:
         },
         lambda name: [*team_ids, "team-999"] if name == "team_id" else [],
         schemas=_a2a_schema(),
+        raw_bodies={"POST /a2a/teams/{team_id}/": _a2a_calls()},
         app=app,
     )
     judge = Target(
