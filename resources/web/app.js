@@ -24,9 +24,15 @@ function chip(text, cls = "") {
   return h("span", { class: `chip ${cls}`, text });
 }
 
+// an imported run is never shown as this lab's own: its bundle's simulated flag is a claim
+function importedLabel(run) {
+  return run.meta?.simulated === true ? t("imported_claims_simulated") : t("imported_claims_not_simulated");
+}
+
 function runLabel(run) {
   const tags = [t(`mode_${run.mode}`)];
   if (run.mode !== "demo" && run.meta?.simulated === true) tags.push(t("simulated"));
+  if (run.meta?.imported === true) tags.push(importedLabel(run));
   return `${run.name} · ${tags.join(" · ")}`;
 }
 
@@ -41,6 +47,7 @@ function renderHeader() {
     badges.push(chip(t(`mode_${run.mode}`), `mode-${run.mode}`));
     if (simulated()) badges.push(chip(t("simulated"), "simulated"));
     if (run.meta?.offline) badges.push(chip(t("offline"), "offline"));
+    if (run.meta?.imported === true) badges.push(chip(importedLabel(run), "imported"));
     const dispatch = state.view?.dispatch;
     badges.push(chip(dispatch === "running" ? t("dispatch_running") : dispatch === "stopped" ? t("dispatch_stopped") : t("dispatch_none")));
     if (state.view) badges.push(chip(t("events_count", { n: state.view.last_seq })));

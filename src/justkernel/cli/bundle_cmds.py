@@ -98,12 +98,18 @@ def import_cmd(
     if check:
         try:
             with _progress_bar() as progress:
-                bundle = check_bundle(file, settings.export_max_bytes, progress)
+                bundle = check_bundle(
+                    file,
+                    settings.export_max_bytes,
+                    progress,
+                    max_events=settings.import_max_events,
+                    keep_events=False,
+                )
         except BundleError as exc:
             fail(escape(f"import refused: {exc}"))
         _say(f"{file} is a valid bundle of run {bundle.manifest.run.source_run_id}")
         _say(f"  sha256  {bundle.sha256}")
-        _say(f"  events  {len(bundle.events)}, blobs {len(bundle.blobs)}")
+        _say(f"  events  {bundle.event_count}, blobs {len(bundle.blobs)}")
         return
 
     async def go() -> ImportResult:
@@ -115,10 +121,9 @@ def import_cmd(
         result = run_async(go)
     except BundleError as exc:
         fail(escape(f"import refused: {exc}"))
-    simulated = " [simulated data]" if result.run.meta.get("simulated") else ""
     _say(
         f"imported {file} as run {result.run.id} "
-        f"(read-only replay of {result.source_run_id}){simulated}"
+        f"(read-only replay of {result.source_run_id}) [{result.run.meta['provenance']}]"
     )
     _say(f"  sha256  {result.sha256}")
     _say(f"  events  {result.event_count}, blobs {result.blob_count}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from justkernel.events.model import EVENT_SCHEMA_VERSION, Event
+from justkernel.jsonsafe import loads_bounded
 from justkernel.store.blobs import SHA256_RE
 
 FORMAT_NAME = "justkernel-bundle"
@@ -165,9 +166,9 @@ def _exact_keys(obj: dict[str, Any], expected: frozenset[str], where: str) -> No
 def parse_manifest(data: bytes) -> Manifest:
     """Strictly parse and check a manifest; format name and version first, for a clear refusal."""
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise InvalidBundle("manifest.json is not valid UTF-8 JSON") from None
+        doc = loads_bounded(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InvalidBundle(f"manifest.json is not valid UTF-8 JSON ({exc})") from None
     _want(isinstance(doc, dict), "not a JSON object")
     fmt = doc.get("format")
     if fmt != FORMAT_NAME:
@@ -256,9 +257,9 @@ def decode_event_line(raw: bytes, seq: int, run_id: str) -> Event:
     """
     try:
         text = raw.decode("utf-8")
-        obj = json.loads(text)
-    except (UnicodeDecodeError, ValueError):
-        raise _bad_line(seq, "not valid UTF-8 JSON") from None
+        obj = loads_bounded(text)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _bad_line(seq, f"not valid UTF-8 JSON ({exc})") from None
     if not isinstance(obj, dict):
         raise _bad_line(seq, "not a JSON object")
     missing = [f for f in EVENT_FIELDS if f not in obj]
@@ -289,7 +290,7 @@ def decode_event_line(raw: bytes, seq: int, run_id: str) -> Event:
         raise _bad_line(seq, "not in the canonical form JustKernel writes")
     payload_json = text[len(head) : -1]
     try:
-        payload = json.loads(payload_json)
+        payload = loads_bounded(payload_json)
     except ValueError:
         payload = None
     if not isinstance(payload, dict):

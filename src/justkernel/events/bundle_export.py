@@ -46,6 +46,7 @@ from justkernel.settings.secrets import SecretsError, SecretsStore
 from justkernel.store.runs import Run, utc_now_iso
 
 MIN_SECRET_LENGTH = 6  # as in `redaction`: shorter values would match ordinary text
+REDACTION_SPAN = 512  # longest token `redaction` matches in a stream, with room to spare
 PROGRESS_EVERY = 1000
 
 
@@ -84,6 +85,12 @@ class SecretScanner:
         except SecretsError as exc:
             raise ExportRefused(f"cannot check for secrets: {exc}") from None
         return cls(values)
+
+    @property
+    def overlap(self) -> int:
+        """Bytes a scan of a stream must carry from one chunk to the next so no value (and no
+        token `redaction` recognises) is missed across the boundary."""
+        return max([len(needle) for _name, needle in self._needles] + [REDACTION_SPAN]) - 1
 
     def find(self, data: bytes) -> str | None:
         """What was found, said without the value; None when clean."""

@@ -1,11 +1,19 @@
 """Import a bundle as a new read-only replay run, after checking every byte of it.
 
-Validation finishes before anything is written: the zip envelope, every member's name and type,
-declared sizes against the limit, then each member's actual bytes (counted while reading, so a
-member that inflates past its declared size is caught) and SHA-256 against the manifest, and
-every event line. Only then are the blobs stored (content-addressed: a later failure leaves
-nothing wrong behind) and the run with its events inserted in one transaction, so a failed
-write leaves no run.
+A bundle comes from outside, so nothing in it is trusted. Validation finishes before anything
+is written: the zip envelope, every member's name and type, declared sizes against the limit,
+then each member's actual bytes (counted while reading, so a member that inflates past its
+declared size is caught) and SHA-256 against the manifest, every event line (at most
+`import_max_events` of them: the manifest's count is refused first, the lines are counted as
+they stream), and every event and blob against the values of the lab's stored secrets (the
+export's own scanner: a bundle with a secret is refused at both ends). Events are streamed,
+never held: the check keeps a count and the blob names, and the store reads the member again
+in batches inside the one transaction that also writes the run row, re-hashing as it goes, so
+a failed or changed file leaves no run. Blobs are stored first (content-addressed: a later
+failure leaves nothing wrong behind).
+
+The new run is marked as imported (`meta.imported`, `meta.provenance`): whatever the manifest
+says (`simulated: false`, its own meta), it is never shown as a run this lab recorded.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ import os
 import stat
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,27 +50,40 @@ from justkernel.events.bundle import (
     parse_manifest,
     show,
 )
+from justkernel.events.bundle_export import SecretScanner
 from justkernel.events.model import Event
 from justkernel.lab import Lab
 from justkernel.store.blobs import BlobStore
-from justkernel.store.runs import Run, new_run_id, utc_now_iso
+from justkernel.store.runs import Run, imported_provenance, new_run_id, utc_now_iso
 from justkernel.store.schema import events as events_table
 from justkernel.store.schema import runs as runs_table
 
 LOCAL_HEADER, END_OF_DIRECTORY, END_RECORD_SIZE = b"PK\x03\x04", b"PK\x05\x06", 22
 INSERT_BATCH = 1000
+DEFAULT_MAX_EVENTS = 200_000  # Settings.import_max_events
 _ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError)
 
 
 @dataclass(frozen=True, slots=True)
 class ValidatedBundle:
-    """A bundle that passed every check; events are held in memory, blobs are still in the zip."""
+    """A bundle that passed every check; events and blobs are still in the zip (the events
+    themselves only when asked for: `check_bundle(keep_events=True)`, for the demo)."""
 
     sha256: str
     size: int
     manifest: Manifest
-    events: list[Event]
+    event_count: int
     blobs: list[str]  # sha256 of each blob member
+    events: tuple[Event, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Checks:
+    """What an outside bundle is held to besides the format: size, event count, secrets."""
+
+    limit: int  # bytes, compressed and unpacked (Settings.export_max_bytes)
+    max_events: int = DEFAULT_MAX_EVENTS  # Settings.import_max_events
+    scanner: SecretScanner | None = None  # the stored secrets' values; None: no store to scan
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,20 +187,41 @@ def _hash_mismatch(name: str) -> InvalidBundle:
     return InvalidBundle(f"member {show(name)} does not match its SHA-256 in the manifest")
 
 
-class _LineReader:
-    """Splits a byte stream into event lines and parses them; remembers the first bad line
-    so a tampered member is reported as a hash mismatch rather than as a parse error."""
+def _secret_refused(found: str, where: str) -> InvalidBundle:
+    return InvalidBundle(
+        f"{where} contains {found}; a bundle must carry no secret, so nothing was imported"
+    )
 
-    def __init__(self, origin: str) -> None:
+
+class _LineReader:
+    """Splits a byte stream into event lines and hands each parsed event to `sink`; remembers
+    the first bad line so a tampered member is reported as a hash mismatch rather than as a
+    parse error. Refuses at once past `max_events` lines or on a line with a secret."""
+
+    def __init__(
+        self,
+        origin: str,
+        sink: Callable[[Event], None],
+        max_events: int,
+        scanner: SecretScanner | None = None,
+    ) -> None:
         self.origin = origin
-        self.events: list[Event] = []
+        self.sink = sink
+        self.max_events = max_events
+        self.scanner = scanner
+        self.count = 0
         self.error: InvalidBundle | None = None
         self._parts: list[bytes] = []
 
     def _line(self, raw: bytes) -> None:
+        self.count += 1
+        if self.count > self.max_events:
+            raise _too_many(self.max_events, f"{EVENTS_NAME} holds more than that")
+        if self.scanner is not None and (found := self.scanner.find(raw)):
+            raise _secret_refused(found, f"{EVENTS_NAME} line {self.count}")
         if self.error is None:
             try:
-                self.events.append(decode_event_line(raw, len(self.events) + 1, self.origin))
+                self.sink(decode_event_line(raw, self.count, self.origin))
             except InvalidBundle as exc:
                 self.error = exc
 
@@ -198,11 +240,41 @@ class _LineReader:
             self.error = InvalidBundle(f"{EVENTS_NAME} does not end with a line break")
 
 
+def _too_many(cap: int, detail: str) -> InvalidBundle:
+    return InvalidBundle(
+        f"the bundle has more events than the import limit of {cap:,} ({detail}; "
+        "JUSTKERNEL_IMPORT_MAX_EVENTS)"
+    )
+
+
+@dataclass
+class _EventSummary:
+    """What the check keeps of the events: never the events themselves (unless asked)."""
+
+    keep: bool
+    kept: list[Event]
+    versions: set[int]
+    refs: dict[str, int]  # blob sha256 -> first event seq naming it
+
+    def add(self, event: Event) -> None:
+        self.versions.add(event.schema_version)
+        for ref in blob_refs(event, InvalidBundle):
+            self.refs.setdefault(ref, event.seq)
+        if self.keep:
+            self.kept.append(event)
+
+
 def _read_events(
-    zf: zipfile.ZipFile, info: zipfile.ZipInfo, manifest: Manifest, report: ProgressFn
-) -> list[Event]:
+    zf: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    manifest: Manifest,
+    checks: Checks,
+    keep: bool,
+    report: ProgressFn,
+) -> tuple[int, _EventSummary]:
     expected = manifest.members[EVENTS_NAME]
-    reader = _LineReader(manifest.run.source_run_id)
+    summary = _EventSummary(keep, [], set(), {})
+    reader = _LineReader(manifest.run.source_run_id, summary.add, checks.max_events, checks.scanner)
     digest, done = hashlib.sha256(), 0
     for chunk in _read_member(zf, info):
         digest.update(chunk)
@@ -214,22 +286,42 @@ def _read_events(
         raise _hash_mismatch(EVENTS_NAME)
     if reader.error is not None:
         raise reader.error
-    events = reader.events
-    if len(events) != manifest.run.event_count:
+    if reader.count != manifest.run.event_count:
         raise InvalidBundle(
-            f"{EVENTS_NAME} holds {len(events)} events, the manifest says "
+            f"{EVENTS_NAME} holds {reader.count} events, the manifest says "
             f"{manifest.run.event_count}"
         )
-    if sorted({e.schema_version for e in events}) != manifest.event_schema_versions:
+    if sorted(summary.versions) != manifest.event_schema_versions:
         raise InvalidBundle("event schema versions differ from the manifest's list")
-    return events
+    return reader.count, summary
+
+
+def _check_blob(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, sha: str, scanner: SecretScanner | None
+) -> None:
+    """The blob's hash, and no secret in it (scanned across chunk boundaries)."""
+    digest, carry = hashlib.sha256(), b""
+    for chunk in _read_member(zf, info):
+        digest.update(chunk)
+        if scanner is not None:
+            window = carry + chunk
+            if found := scanner.find(window):
+                raise _secret_refused(found, f"member {show(blob_member(sha))}")
+            carry = window[-scanner.overlap :] if scanner.overlap else b""
+    if digest.hexdigest() != sha:
+        raise _hash_mismatch(blob_member(sha))
 
 
 def read_bundle(
-    f: BinaryIO, label: str, limit: int, progress: ProgressFn | None = None
+    f: BinaryIO,
+    label: str,
+    checks: Checks,
+    progress: ProgressFn | None = None,
+    *,
+    keep_events: bool = False,
 ) -> ValidatedBundle:
     """Check an open bundle file completely (see the module docstring); raises `InvalidBundle`."""
-    report = progress or _quiet
+    report, limit = progress or _quiet, checks.limit
     size = os.fstat(f.fileno()).st_size
     if size == 0:
         raise InvalidBundle(f"{label} is empty")
@@ -249,6 +341,8 @@ def read_bundle(
         if entries[MANIFEST_NAME].file_size > MANIFEST_MAX_BYTES:
             raise InvalidBundle(f"{MANIFEST_NAME} is over {MANIFEST_MAX_BYTES:,} bytes")
         manifest = parse_manifest(b"".join(_read_member(zf, entries[MANIFEST_NAME])))
+        if manifest.run.event_count > checks.max_events:
+            raise _too_many(checks.max_events, f"the manifest says {manifest.run.event_count:,}")
         present = set(entries) - {MANIFEST_NAME}
         missing, extra = (
             sorted(set(manifest.members) - present),
@@ -264,29 +358,29 @@ def read_bundle(
                     f"member {show(name)} is {entries[name].file_size:,} bytes, the manifest "
                     f"says {member.size:,}"
                 )
-        events = _read_events(zf, entries[EVENTS_NAME], manifest, report)
+        count, summary = _read_events(
+            zf, entries[EVENTS_NAME], manifest, checks, keep_events, report
+        )
         blobs = sorted(m.sha256 for n, m in manifest.members.items() if n != EVENTS_NAME)
         for done, blob in enumerate(blobs, start=1):
-            digest = hashlib.sha256()
-            for chunk in _read_member(zf, entries[blob_member(blob)]):
-                digest.update(chunk)
-            if digest.hexdigest() != blob:
-                raise _hash_mismatch(blob_member(blob))
+            _check_blob(zf, entries[blob_member(blob)], blob, checks.scanner)
             report("checking blobs", done, len(blobs))
-    _check_blob_refs(events, set(blobs))
+    _check_blob_refs(summary.refs, set(blobs))
     return ValidatedBundle(
-        sha256=file_sha, size=size, manifest=manifest, events=events, blobs=blobs
+        sha256=file_sha,
+        size=size,
+        manifest=manifest,
+        event_count=count,
+        blobs=blobs,
+        events=tuple(summary.kept),
     )
 
 
-def _check_blob_refs(events: list[Event], blobs: set[str]) -> None:
-    named: set[str] = set()
-    for event in events:
-        for ref in blob_refs(event, InvalidBundle):
-            if ref not in blobs:
-                raise InvalidBundle(f"event seq {event.seq} names blob {ref}, which is missing")
-            named.add(ref)
-    unnamed = sorted(blobs - named)
+def _check_blob_refs(refs: dict[str, int], blobs: set[str]) -> None:
+    for ref, seq in sorted(refs.items(), key=lambda item: item[1]):
+        if ref not in blobs:
+            raise InvalidBundle(f"event seq {seq} names blob {ref}, which is missing")
+    unnamed = sorted(blobs - refs.keys())
     if unnamed:
         raise InvalidBundle(f"member {show(blob_member(unnamed[0]))} is not named by any event")
 
@@ -305,11 +399,20 @@ def _open(path: Path) -> Iterator[BinaryIO]:
         yield f
 
 
-def check_bundle(path: Path, limit: int, progress: ProgressFn | None = None) -> ValidatedBundle:
-    """Validate a bundle file without importing it (a dry run)."""
+def check_bundle(
+    path: Path,
+    limit: int,
+    progress: ProgressFn | None = None,
+    *,
+    max_events: int = DEFAULT_MAX_EVENTS,
+    keep_events: bool = True,
+) -> ValidatedBundle:
+    """Validate a bundle file without importing it (a dry run; the demo plays its events)."""
     path = Path(path)
     with _open(path) as f:
-        return read_bundle(f, str(path), limit, progress)
+        return read_bundle(
+            f, str(path), Checks(limit, max_events), progress, keep_events=keep_events
+        )
 
 
 def _store_blobs(
@@ -331,6 +434,8 @@ def _store_blobs(
 
 
 def _new_meta(bundle: ValidatedBundle, imported_at: str) -> dict[str, object]:
+    """The source's meta under the lab's own provenance keys (set last: a bundle cannot forge
+    them). `simulated` is the bundle's claim; `imported` and `provenance` say it is one."""
     source = bundle.manifest.run
     return {
         **source.meta,
@@ -339,21 +444,57 @@ def _new_meta(bundle: ValidatedBundle, imported_at: str) -> dict[str, object]:
         "source_mode": source.mode,
         "source_created_at": source.created_at,
         "simulated": source.simulated,
+        "imported": True,
+        "provenance": imported_provenance(source.simulated),
         "bundle_sha256": bundle.sha256,
         "bundle_format_version": bundle.manifest.format_version,
         "imported_at": imported_at,
     }
 
 
+def _event_batches(f: BinaryIO, bundle: ValidatedBundle) -> Iterator[list[Event]]:
+    """The events member read again, in batches of INSERT_BATCH, re-hashed: a file that
+    changed since it was checked is refused (the transaction then leaves no run)."""
+    changed = InvalidBundle("the bundle file changed while it was imported")
+    pending: list[Event] = []
+    try:
+        with zipfile.ZipFile(f) as zf:
+            info = zf.getinfo(EVENTS_NAME)
+            reader = _LineReader(
+                bundle.manifest.run.source_run_id, pending.append, bundle.event_count
+            )
+            digest = hashlib.sha256()
+            for chunk in _read_member(zf, info):
+                digest.update(chunk)
+                reader.feed(chunk)
+                if reader.error is not None:
+                    raise changed
+                while len(pending) >= INSERT_BATCH:
+                    yield pending[:INSERT_BATCH]
+                    del pending[:INSERT_BATCH]
+            reader.finish()
+    except (KeyError, InvalidBundle, *_ZIP_ERRORS):
+        raise changed from None
+    expected = bundle.manifest.members[EVENTS_NAME].sha256
+    if reader.error is not None or digest.hexdigest() != expected:
+        raise changed
+    if reader.count != bundle.event_count:
+        raise changed
+    if pending:
+        yield pending
+
+
 async def _insert_run(
-    lab: Lab, bundle: ValidatedBundle, name: str | None, report: ProgressFn
+    lab: Lab, f: BinaryIO, bundle: ValidatedBundle, name: str | None, report: ProgressFn
 ) -> Run:
-    """The run row and every event in one transaction: all of it or none of it.
+    """The run row and every event in one transaction: all of it or none of it. Events are
+    read from the file batch by batch (in a thread), never all at once.
 
     Mirrors `RunRepository.create` + `EventLog.insert_verbatim`, which each open their own
     transaction; see the note in docs/replay-format.md.
     """
-    run_id, now, events = new_run_id(), utc_now_iso(), bundle.events
+    run_id, now, total = new_run_id(), utc_now_iso(), bundle.event_count
+    batches, done = _event_batches(f, bundle), 0
     async with lab.db.writer.begin() as conn:
         await conn.execute(
             insert(runs_table).values(
@@ -362,12 +503,11 @@ async def _insert_run(
                 mode="replay",
                 read_only=True,
                 created_at=now,
-                last_seq=len(events),
+                last_seq=total,
                 meta=_new_meta(bundle, now),
             )
         )
-        for start in range(0, len(events), INSERT_BATCH):
-            batch = events[start : start + INSERT_BATCH]
+        while (batch := await asyncio.to_thread(next, batches, None)) is not None:
             rows = [
                 {
                     "run_id": run_id,
@@ -381,8 +521,17 @@ async def _insert_run(
                 for e in batch
             ]
             await conn.execute(insert(events_table), rows)
-            report("loading events", start + len(batch), len(events))
+            done += len(batch)
+            report("loading events", done, total)
     return await lab.runs.get(run_id)
+
+
+def _scanner(lab: Lab) -> SecretScanner:
+    """The stored secrets' values; refusing (rather than skipping the check) if unreadable."""
+    try:
+        return SecretScanner.from_store(lab.secrets)
+    except BundleError as exc:
+        raise InvalidBundle(f"the bundle was not imported: {exc}") from None
 
 
 async def import_bundle(
@@ -396,16 +545,16 @@ async def import_bundle(
     path = Path(path)
     if name is not None and not 0 < len(name) <= MAX_RUN_NAME:
         raise BundleError(f"run name must be 1-{MAX_RUN_NAME} characters")
+    settings = lab.settings
+    checks = Checks(settings.export_max_bytes, settings.import_max_events, _scanner(lab))
     with _open(path) as f:
-        bundle = await asyncio.to_thread(
-            read_bundle, f, str(path), lab.settings.export_max_bytes, report
-        )
+        bundle = await asyncio.to_thread(read_bundle, f, str(path), checks, report)
         await asyncio.to_thread(_store_blobs, f, bundle, lab.blobs, report)
-    run = await _insert_run(lab, bundle, name, report)
+        run = await _insert_run(lab, f, bundle, name, report)
     return ImportResult(
         run=run,
         sha256=bundle.sha256,
-        event_count=len(bundle.events),
+        event_count=bundle.event_count,
         blob_count=len(bundle.blobs),
         source_run_id=bundle.manifest.run.source_run_id,
     )

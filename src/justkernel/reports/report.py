@@ -28,6 +28,7 @@ from justkernel.reports.fold import RunState, fold_into
 from justkernel.reports.svg import cycles_plot
 from justkernel.reports.team_state import TeamState
 from justkernel.store import Run
+from justkernel.store.runs import provenance
 from justkernel.teams.git import GitError, git_dir_of, run_git
 
 BEST_SHOWN = 3
@@ -95,6 +96,7 @@ def _goal(run: Run, state: RunState) -> Section:
         "cases. Local and official results are kept apart: a local pass is not an official one.",
         f"Teams: {len(state.teams)}; model: {meta.get('model', '—')}; "
         f"task mode: {meta.get('mode', '—')}; events: {state.last_seq}.",
+        f"Data: {provenance(run)}.",
     ]
     blocks: list[Any] = []
     if run.mode == "demo" or meta.get("simulated") is True:

@@ -66,6 +66,11 @@ class Settings(BaseSettings):
         gt=0,
         description="Largest bundle (compressed or unpacked) that `import` accepts.",
     )
+    import_max_events: int = Field(
+        default=200_000,
+        gt=0,
+        description="Most events an imported bundle may hold (each becomes a row of the store).",
+    )
     hosts_file: Path = Field(
         default=Path("hosts.toml"),
         description="Remote worker hosts (SSH); a missing file means local workers only.",

@@ -38,7 +38,23 @@ class Run:
             "created_at": self.created_at,
             "last_seq": self.last_seq,
             "meta": self.meta,
+            "provenance": provenance(self),
         }
+
+
+def imported_provenance(claims_simulated: bool) -> str:
+    """How an imported run is labelled: a bundle's claim is shown as a claim."""
+    return f"imported, claims {'' if claims_simulated else 'not '}simulated"
+
+
+def provenance(run: Run) -> str:
+    """Where a run's data came from, for the dashboard, reports and exports: the demo, an
+    imported bundle (never this lab's own run, whatever its manifest said), or this lab."""
+    if run.mode == "demo":
+        return "demo (simulated)"
+    if run.meta.get("imported") is True or run.mode == "replay":
+        return imported_provenance(run.meta.get("simulated") is True)
+    return "this lab's run (simulated)" if run.meta.get("simulated") is True else "this lab's run"
 
 
 def utc_now_iso() -> str:
