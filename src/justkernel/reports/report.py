@@ -87,6 +87,12 @@ async def _recorded_diff(lab: Lab, run_id: str, team: str, upto: int) -> str | N
     return last
 
 
+def _error_figure(point: dict[str, Any]) -> Any:
+    """The official site's ratio when it sent one, else the local judge's bucket."""
+    ratio = point.get("error_ratio")
+    return ratio if ratio is not None else point.get("error_bucket")
+
+
 def _goal(run: Run, state: RunState) -> Section:
     meta = run.meta
     lines = [
@@ -204,7 +210,7 @@ def _official(state: RunState) -> Section:
                     (result.get("source_sha256") or "")[:16] or None,
                     point.get("id"),
                     {True: "pass", False: "fail"}.get(point.get("passed")),
-                    point.get("error_ratio"),
+                    _error_figure(point),
                     point.get("time_us"),
                     point.get("best_time_us"),
                     result.get("status"),

@@ -176,7 +176,7 @@ const RENDER = {
       (p.points || []).map((pt) => h("tr", {},
         h("td", { text: pt.id }),
         h("td", { text: pt.passed == null ? "—" : pt.passed ? t("pass") : t("fail") }),
-        h("td", { text: num(pt.error_ratio) }),
+        h("td", { text: pt.error_ratio != null ? num(pt.error_ratio) : pt.error_bucket ?? "—" }),
         h("td", { text: num(pt.time_us) }),
         h("td", { text: num(pt.best_time_us) }))))),
   }),

@@ -66,7 +66,7 @@ export function judgerTable(data, { runId, canDecide, onDone }) {
           shaCell(result?.source_sha256 || cand.frozen?.source_sha256),
           cell(point?.id),
           point ? pointResult(point) : cell(null),
-          cell(point ? num(point.error_ratio) : null),
+          cell(point ? (point.error_ratio != null ? num(point.error_ratio) : point.error_bucket ?? null) : null),
           cell(point ? num(point.time_us) : null),
           cell(point ? num(point.best_time_us) : null)));
       }
