@@ -30,6 +30,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import zipfile
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
@@ -98,7 +99,6 @@ FUZZ = settings(
         HealthCheck.function_scoped_fixture,
     ],
 )
-TEAM_ROLES = ("analyst", "developer", "reviewer")
 A2A_METHODS = (
     "SendMessage",
     "SendStreamingMessage",
@@ -449,6 +449,25 @@ async def _open_world(root: Path, stack: AsyncExitStack) -> dict[str, Any]:
         "bundles": Bundles(bundle_path.read_bytes()),
         "judge_token": judge_token(judge_dir),
         "auth": auth,
+        "demo_auth": demo_auth,
+    }
+
+
+def _lab_credentials(auth: AuthState) -> dict[str, dict[str, str]]:
+    """A script's bearer, a browser's session, and what a hostile page or client sends."""
+    bearer = {"authorization": f"Bearer {API_TOKEN}"}
+    cookie = f"{session_cookie_name(4173)}={auth.new_session_cookie()}"
+    browser = {"cookie": cookie, "origin": BASE_URL, "sec-fetch-site": "same-origin"}
+    return {
+        "ok: bearer": bearer,
+        "ok: browser session": browser,
+        "session from another port's page": {**browser, "origin": "http://127.0.0.1:9999"},
+        "rebinding host": {**bearer, "host": "evil.example:4173"},
+        "non-ASCII bearer": {"authorization": "Bearer é💥"},
+        "non-ASCII cookie": {"cookie": f"{session_cookie_name(4173)}=00.é"},
+        "none": {},
+        "wrong bearer": {"authorization": "Bearer nope"},
+        "garbage cookie": {"cookie": "jk_session=00.ff"},
     }
 
 
@@ -466,25 +485,12 @@ def _targets(opened: dict[str, Any]) -> tuple[Target, Target, Target, Target]:
         "static_path": ["index.html", "app.js", "", "../../pyproject.toml"],
     }
     bearer = {"authorization": f"Bearer {API_TOKEN}"}
-    cookie = f"{session_cookie_name(4173)}={opened['auth'].new_session_cookie()}"
-    browser = {"cookie": cookie, "origin": BASE_URL, "sec-fetch-site": "same-origin"}
-    lab_credentials = {
-        "ok: bearer": bearer,
-        "ok: browser session": browser,
-        "session from another port's page": {**browser, "origin": "http://127.0.0.1:9999"},
-        "rebinding host": {**bearer, "host": "evil.example:4173"},
-        "non-ASCII bearer": {"authorization": "Bearer é💥"},
-        "non-ASCII cookie": {"cookie": f"{session_cookie_name(4173)}=00.é"},
-        "none": {},
-        "wrong bearer": {"authorization": "Bearer nope"},
-        "garbage cookie": {"cookie": "jk_session=00.ff"},
-    }
     all_routes = endpoints(app.routes)
     lab = Target(
         "lab",
         _client(app),
         [r for r in all_routes if not r.path.startswith("/a2a/")],
-        lab_credentials,
+        _lab_credentials(opened["auth"]),
         lambda name: lab_values.get(name, []),
         schemas=_lab_schemas(),
         raw_bodies={"POST /api/import": opened["bundles"].strategy()},
@@ -529,7 +535,7 @@ def _targets(opened: dict[str, Any]) -> tuple[Target, Target, Target, Target]:
         "demo",
         _client(demo_app),
         endpoints(demo_app.routes),
-        lab_credentials,
+        _lab_credentials(opened["demo_auth"]),
         lambda name: lab_values.get(name, []),
         schemas=_lab_schemas(),
         raw_bodies={"POST /api/import": opened["bundles"].strategy()},
@@ -554,8 +560,6 @@ def world() -> Iterator[World]:
     finally:
         loop.run(stack.aclose())
         loop.close()
-        import shutil
-
         shutil.rmtree(root, ignore_errors=True)
     assert refused == [], f"the apps tried to leave loopback: {refused[:5]}"
 
