@@ -193,22 +193,33 @@ def _secret_refused(found: str, where: str) -> InvalidBundle:
     )
 
 
+class _StreamScan:
+    """The secret scan of a member read in chunks: each chunk with the tail of the one before
+    (`SecretScanner.overlap`), so no value is missed across a boundary; once per chunk, not per
+    line (the scan also runs `redaction`, which is not cheap)."""
+
+    def __init__(self, scanner: SecretScanner | None) -> None:
+        self.scanner = scanner
+        self._carry = b""
+
+    def check(self, chunk: bytes, where: Callable[[], str]) -> None:
+        if self.scanner is None:
+            return
+        window = self._carry + chunk
+        if found := self.scanner.find(window):
+            raise _secret_refused(found, where())
+        self._carry = window[-self.scanner.overlap :] if self.scanner.overlap else b""
+
+
 class _LineReader:
     """Splits a byte stream into event lines and hands each parsed event to `sink`; remembers
     the first bad line so a tampered member is reported as a hash mismatch rather than as a
-    parse error. Refuses at once past `max_events` lines or on a line with a secret."""
+    parse error. Refuses at once past `max_events` lines."""
 
-    def __init__(
-        self,
-        origin: str,
-        sink: Callable[[Event], None],
-        max_events: int,
-        scanner: SecretScanner | None = None,
-    ) -> None:
+    def __init__(self, origin: str, sink: Callable[[Event], None], max_events: int) -> None:
         self.origin = origin
         self.sink = sink
         self.max_events = max_events
-        self.scanner = scanner
         self.count = 0
         self.error: InvalidBundle | None = None
         self._parts: list[bytes] = []
@@ -217,8 +228,6 @@ class _LineReader:
         self.count += 1
         if self.count > self.max_events:
             raise _too_many(self.max_events, f"{EVENTS_NAME} holds more than that")
-        if self.scanner is not None and (found := self.scanner.find(raw)):
-            raise _secret_refused(found, f"{EVENTS_NAME} line {self.count}")
         if self.error is None:
             try:
                 self.sink(decode_event_line(raw, self.count, self.origin))
@@ -274,10 +283,12 @@ def _read_events(
 ) -> tuple[int, _EventSummary]:
     expected = manifest.members[EVENTS_NAME]
     summary = _EventSummary(keep, [], set(), {})
-    reader = _LineReader(manifest.run.source_run_id, summary.add, checks.max_events, checks.scanner)
+    reader = _LineReader(manifest.run.source_run_id, summary.add, checks.max_events)
+    scan = _StreamScan(checks.scanner)
     digest, done = hashlib.sha256(), 0
     for chunk in _read_member(zf, info):
         digest.update(chunk)
+        scan.check(chunk, lambda: f"{EVENTS_NAME} (from line {reader.count + 1} on)")
         reader.feed(chunk)
         done += len(chunk)
         report("checking events", done, expected.size)
@@ -300,14 +311,10 @@ def _check_blob(
     zf: zipfile.ZipFile, info: zipfile.ZipInfo, sha: str, scanner: SecretScanner | None
 ) -> None:
     """The blob's hash, and no secret in it (scanned across chunk boundaries)."""
-    digest, carry = hashlib.sha256(), b""
+    digest, scan = hashlib.sha256(), _StreamScan(scanner)
     for chunk in _read_member(zf, info):
         digest.update(chunk)
-        if scanner is not None:
-            window = carry + chunk
-            if found := scanner.find(window):
-                raise _secret_refused(found, f"member {show(blob_member(sha))}")
-            carry = window[-scanner.overlap :] if scanner.overlap else b""
+        scan.check(chunk, lambda: f"member {show(blob_member(sha))}")
     if digest.hexdigest() != sha:
         raise _hash_mismatch(blob_member(sha))
 
