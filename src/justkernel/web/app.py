@@ -38,6 +38,7 @@ from justkernel.web.response_cache import ResponseCache
 from justkernel.web.security_headers import SecurityHeaders
 from justkernel.web.task_settings import TaskStore
 from justkernel.web.throughput import ReceiptTimes
+from justkernel.web.url_guard import NoNulInUrl
 from justkernel.web.views import RunViews
 
 
@@ -132,6 +133,7 @@ def create_app(
         routes=routes,
         middleware=[
             Middleware(SecurityHeaders),
+            Middleware(NoNulInUrl),  # PostgreSQL refuses NUL in text: 400, not a 500
             Middleware(RequestGuard, served=served, body_types=transfer_api.body_types),
             # /a2a/ checks each team's own bearer token itself
             Middleware(
