@@ -310,6 +310,44 @@ class LabBoard:
             )
         return len(ids)
 
+    async def release_unseen(self, run_id: str, team_id: str, seen_calls: set[str]) -> int:
+        """Deliveries handed to a tool call whose result the agent never got (the lab died
+        during the call, or the call failed) go back to pending, so the next read delivers
+        them; they were never acknowledged. Called before a team's turn, when none of its
+        calls runs."""
+        async with self._db.reader.connect() as conn:
+            rows = (
+                await conn.execute(
+                    select(deliveries.c.message_id, deliveries.c.delivered_by).where(
+                        deliveries.c.run_id == run_id,
+                        deliveries.c.team_id == team_id,
+                        deliveries.c.status == "delivered",
+                    )
+                )
+            ).all()
+        unseen = [r for r in rows if r.delivered_by not in seen_calls]
+        for row in unseen:
+            await self._events.append(
+                run_id,
+                "a2a.released",
+                {"message_id": row.message_id, "call_id": row.delivered_by},
+                team=team_id,
+                dedup_key=f"a2a.released:{team_id}:{row.message_id}:{row.delivered_by}",
+            )
+            async with self._db.writer.begin() as conn:
+                await conn.execute(
+                    update(deliveries)
+                    .where(
+                        deliveries.c.run_id == run_id,
+                        deliveries.c.team_id == team_id,
+                        deliveries.c.message_id == row.message_id,
+                        deliveries.c.status == "delivered",
+                        deliveries.c.delivered_by == row.delivered_by,
+                    )
+                    .values(status="pending", delivered_by=None, delivered_at=None)
+                )
+        return len(unseen)
+
     async def pending(self, run_id: str, team_id: str) -> int:
         """Messages waiting for `team_id` (not yet delivered)."""
         async with self._db.reader.connect() as conn:

@@ -94,6 +94,17 @@ class Governance:
     seen_input_tokens: dict[str, int] = field(default_factory=dict)  # last prompt per provider
 
 
+def inbox_reads(messages: Any) -> set[str]:
+    """The read_inbox calls whose result the agent's history holds. A call that failed or
+    never finished has none, or an error in its place (a dangling call is answered "did not
+    complete" when the agent is invoked again): what it delivered was never seen."""
+    return {
+        m.tool_call_id
+        for m in messages
+        if isinstance(m, ToolMessage) and m.name == "read_inbox" and m.status != "error"
+    }
+
+
 class TeamObserver(AgentMiddleware):
     def __init__(
         self,
@@ -158,11 +169,7 @@ class TeamObserver(AgentMiddleware):
         if self.board is None:
             return
         messages = state.get("messages", []) if isinstance(state, dict) else []
-        calls = [
-            m.tool_call_id
-            for m in messages[-ACK_SCAN:]
-            if isinstance(m, ToolMessage) and m.name == "read_inbox"
-        ]
+        calls = sorted(inbox_reads(messages[-ACK_SCAN:]))
         if calls:
             await self.board.board.ack(self.ctx.run_id, self.ctx.team_id, calls)
 

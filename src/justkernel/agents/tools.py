@@ -210,6 +210,8 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
         mode="full": all local cases plus the cycle simulation of the performance cases; this
         closes the open experiment plan with its receipt."""
         plan = await ctx.experiments.open_plan(ctx.run_id, ctx.team_id)
+        if plan is None and mode == "full":  # re-run after a crash: the plan it closed
+            plan = await ctx.experiments.closed_by_call(ctx.run_id, ctx.team_id, tool_call_id)
         if plan is None:
             return _json({"error": "record_experiment_plan first: no open plan"})
         evaluator = None
@@ -233,7 +235,7 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
         if receipt.status == "measured" and cycles is not None:
             ctx.best_cycles = cycles if ctx.best_cycles is None else min(ctx.best_cycles, cycles)
         summary = receipt_summary(receipt, ctx.best_cycles)
-        if mode == "full":
+        if mode == "full" and plan.status == "planned":
             await ctx.experiments.close(
                 plan,
                 status=str(receipt.status),
@@ -241,6 +243,7 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
                 tree_sha256=snapshot.tree_sha256,
                 receipt_key=receipt.job_key,
                 cycles_sum=receipt.total_est_cycles,
+                closed_by=tool_call_id,
             )
         await ctx.emit(
             "experiment.receipt",

@@ -36,7 +36,7 @@ from justkernel.agents.harness import (
     member_presets,
     provider_key,
 )
-from justkernel.agents.observer import Governance, TeamObserver, TeamPaused
+from justkernel.agents.observer import Governance, TeamObserver, TeamPaused, inbox_reads
 from justkernel.agents.playbook import DONE_MARKER
 from justkernel.agents.tools import EvaluatorLike, TeamContext
 from justkernel.judger.candidates import CandidateStore
@@ -403,6 +403,9 @@ class Scheduler:
             "recursion_limit": self.config.recursion_limit,
         }
         snapshot = await runtime.agent.aget_state(cfg)
+        # nothing of the team runs now: what a read never returned is delivered again
+        seen = inbox_reads(snapshot.values.get("messages", []))
+        await self.board.release_unseen(self.run_id, team.id, seen)
         if snapshot.next:
             turn_input: Any = None  # resume the interrupted turn from its checkpoint
             how = "resumed"
@@ -416,7 +419,9 @@ class Scheduler:
         outcome, detail = "idle", None
         try:
             async with asyncio.timeout(self.config.turn_timeout_seconds):
-                result = await runtime.agent.ainvoke(turn_input, cfg)
+                # each step is on disk before the next starts: a lab killed in a tool call
+                # resumes at that very call ("async" could lose the steps before it)
+                result = await runtime.agent.ainvoke(turn_input, cfg, durability="sync")
             if runtime.observer.pause_reason:
                 outcome, detail = "paused", runtime.observer.pause_reason
             elif _said_done(result):

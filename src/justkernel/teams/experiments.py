@@ -91,6 +91,15 @@ class ExperimentBook:
             )
         return await self.get(run_id, team_id, number), True
 
+    async def closed_by_call(
+        self, run_id: str, team_id: str, tool_call_id: str
+    ) -> Experiment | None:
+        """The experiment this tool call closed, if it did."""
+        for experiment in reversed(await self.list(run_id, team_id)):
+            if experiment.plan.get("closed_by") == tool_call_id:
+                return experiment
+        return None
+
     async def get(self, run_id: str, team_id: str, number: int) -> Experiment:
         async with self._db.reader.connect() as conn:
             row = (
@@ -127,7 +136,10 @@ class ExperimentBook:
         tree_sha256: str,
         receipt_key: str,
         cycles_sum: int | None,
+        closed_by: str | None = None,
     ) -> None:
+        """Close the plan with its receipt; `closed_by` names the tool call that did, so the
+        same call re-run after a crash finds its experiment again (`closed_by_call`)."""
         async with self._db.writer.begin() as conn:
             await conn.execute(
                 update(experiments)
@@ -142,6 +154,7 @@ class ExperimentBook:
                     tree_sha256=tree_sha256,
                     receipt_key=receipt_key,
                     cycles_sum=cycles_sum,
+                    plan={**experiment.plan, "closed_by": closed_by},
                     updated_at=utc_now_iso(),
                 )
             )
