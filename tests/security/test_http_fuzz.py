@@ -19,7 +19,8 @@ Each answer must be < 500, show no traceback and no exception class name, and no
 answer may be an internal error. Routes come from each app's own route table: a new route is
 fuzzed without a change here, and `test_every_route_was_fuzzed` fails if one is missed.
 
-The run is reproducible (hypothesis derandomized, no example database). To hunt for new bugs,
+The lab API and the A2A endpoint are fuzzed again on a real PostgreSQL store, which refuses
+what SQLite takes (NUL in text). The run is reproducible (hypothesis derandomized, no example database). To hunt for new bugs,
 `FUZZ_EXPLORE=N` multiplies every budget by N and draws from a random seed; what it finds
 becomes a test of its own (tests/security/test_a2a_jsonrpc_body.py, test_non_ascii_credentials.py).
 """
@@ -30,10 +31,11 @@ import hashlib
 import io
 import json
 import os
+import secrets
 import shutil
 import zipfile
 from collections.abc import Iterator
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,6 +81,7 @@ from tests.security.http_fuzz import (
     zip_of,
 )
 from tests.support.labs import open_folder
+from tests.support.postgres import create_database
 from tests.web.synthetic import judger_events, write_run
 
 API_TOKEN = "fuzz-api-token-" + "k" * 24
@@ -87,7 +90,12 @@ IMPORT_LIMIT = 8 * 1024 * 1024
 HUGE = 300 * 1000 * 1000  # the issue's 300 MB PUT, streamed lazily
 RSS_BOUND_KIB = 64 * 1024
 BUDGET = {"lab": 2600, "a2a": 1000, "judge": 1200, "demo": 400}
+BUDGET_POSTGRES = {"lab": 700, "a2a": 300}  # the store-facing apps again, on PostgreSQL
 BUDGET = {k: v * int(os.environ.get("FUZZ_EXPLORE", "1")) for k, v in BUDGET.items()}
+BUDGET_POSTGRES = {
+    k: v * int(os.environ.get("FUZZ_EXPLORE", "1")) for k, v in BUDGET_POSTGRES.items()
+}
+NUL_QUERY = [("kind", "a\x00b"), ("team", "\x00"), ("name", "\x00")]
 FUZZ = settings(
     max_examples=1,  # set per test
     deadline=None,
@@ -401,7 +409,9 @@ def _a2a_calls() -> st.SearchStrategy[bytes]:
     )
 
 
-async def _open_world(root: Path, stack: AsyncExitStack) -> dict[str, Any]:
+async def _open_world(
+    root: Path, stack: AsyncExitStack, database_url: str | None = None
+) -> dict[str, Any]:
     (root / "hosts.toml").write_text('[local]\nslots = "none: the fuzz never starts agents"\n')
     lab_settings = Settings(
         data_dir=root / "data",
@@ -411,6 +421,7 @@ async def _open_world(root: Path, stack: AsyncExitStack) -> dict[str, Any]:
         judge="off",
         api_token=API_TOKEN,
         export_max_bytes=IMPORT_LIMIT,
+        database_url=database_url,
     )
     lab: Lab = await open_lab(lab_settings)
     stack.push_async_callback(lab.close)
@@ -544,15 +555,15 @@ def _targets(opened: dict[str, Any]) -> tuple[Target, Target, Target, Target]:
     return lab, a2a, judge, demo
 
 
-@pytest.fixture(scope="module")
-def world() -> Iterator[World]:
+@contextmanager
+def _world(database_url: str | None) -> Iterator[World]:
     root = open_folder("jk-fuzz-")
     loop = LoopThread()
     stack = AsyncExitStack()
     refused: list[str] = []
     try:
         with loopback_only(refused):
-            opened = loop.run(_open_world(root, stack))
+            opened = loop.run(_open_world(root, stack, database_url))
             lab, a2a, judge, demo = _targets(opened)
             yield World(loop, lab, a2a, judge, demo, opened["bundles"], {})
             for target in (lab, judge, demo):
@@ -564,20 +575,38 @@ def world() -> Iterator[World]:
     assert refused == [], f"the apps tried to leave loopback: {refused[:5]}"
 
 
+@pytest.fixture(scope="module")
+def world() -> Iterator[World]:
+    """The apps on a lab with a real SQLite store."""
+    with _world(None) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def pg_world(postgres_base_url: str) -> Iterator[World]:
+    """The same apps on a lab with a real PostgreSQL store (it refuses what SQLite takes: NUL)."""
+    name = f"jk_fuzz_{secrets.token_hex(4)}"
+    create_database(postgres_base_url, name)
+    with _world(f"{postgres_base_url}/{name}") as opened:
+        yield opened
+
+
 # -- the fuzz ------------------------------------------------------------------------------------
 def _sweep(world: World, target: Target, failures: list[str]) -> None:
-    """One plain authenticated request per route and method first, so every route is sent at
-    least one request whatever hypothesis draws."""
+    """Two authenticated requests per route and method first, plain and with NUL in every
+    parameter, so every route is sent them whatever hypothesis draws."""
     for route in target.routes:
         headers, values = _credentials(target, route)
         for method in route.methods:
             body = b"{}" if method in ("POST", "PUT", "PATCH") else None
             if body is not None:
                 headers = {**headers, "content-type": "application/json"}
-            request = Fuzzed(method, fill(route.path, values), [], headers, body, route.path)
-            found = world.loop.run(send(target, request))
-            if found is not None:
-                failures.append(found)
+            nul = {name: "a\x00b" for name in values}  # what SQLite takes and PostgreSQL refuses
+            for path, query in ((fill(route.path, values), []), (fill(route.path, nul), NUL_QUERY)):
+                request = Fuzzed(method, path, query, headers, body, route.path)
+                found = world.loop.run(send(target, request))
+                if found is not None:
+                    failures.append(found)
 
 
 def _fuzz(world: World, target: Target, budget: int) -> None:
@@ -619,6 +648,14 @@ def test_fuzz_judge(world: World) -> None:
 
 def test_fuzz_demo_server(world: World) -> None:
     _fuzz(world, world.demo, BUDGET["demo"])
+
+
+def test_fuzz_lab_api_on_postgresql(pg_world: World) -> None:
+    _fuzz(pg_world, pg_world.lab, BUDGET_POSTGRES["lab"])
+
+
+def test_fuzz_a2a_json_rpc_on_postgresql(pg_world: World) -> None:
+    _fuzz(pg_world, pg_world.a2a, BUDGET_POSTGRES["a2a"])
 
 
 def test_every_route_was_fuzzed(world: World) -> None:
