@@ -20,9 +20,11 @@ answer may be an internal error. Routes come from each app's own route table: a 
 fuzzed without a change here, and `test_every_route_was_fuzzed` fails if one is missed.
 
 The lab API and the A2A endpoint are fuzzed again on a real PostgreSQL store, which refuses
-what SQLite takes (NUL in text). The run is reproducible (hypothesis derandomized, no example database). To hunt for new bugs,
-`FUZZ_EXPLORE=N` multiplies every budget by N and draws from a random seed; what it finds
-becomes a test of its own (tests/security/test_a2a_jsonrpc_body.py, test_non_ascii_credentials.py).
+what SQLite takes (NUL in text). The run is reproducible (hypothesis derandomized, no example
+database). To hunt for new bugs, `FUZZ_EXPLORE=N` multiplies every budget by N and draws from
+a random seed; what it finds becomes a test of its own (test_a2a_jsonrpc_body.py,
+test_non_ascii_credentials.py, test_a2a_internal_names.py, test_nul_in_urls.py,
+test_a2a_nul_text.py beside this file).
 """
 
 from __future__ import annotations
