@@ -55,9 +55,18 @@ class LoopThread:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
     def close(self) -> None:
+        """Cancel what the apps left running (SSE watchers, playbacks), then stop."""
+        self.run(_cancel_others())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=30)
         self.loop.close()
+
+
+async def _cancel_others() -> None:
+    others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
 
 
 # -- routes ----------------------------------------------------------------------------------
