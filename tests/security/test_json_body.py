@@ -35,13 +35,25 @@ def _raw(lab: SignedIn, head: str, body: bytes) -> tuple[int, bytes]:
     with socket.create_connection(("127.0.0.1", lab.port), timeout=60) as sock:
         sock.sendall(head.encode("latin-1") + b"\r\n" + body)
         answer = b""
-        while b"\r\n\r\n" not in answer:
+        while not _complete(answer):
             piece = sock.recv(65536)
             if not piece:
                 break
             answer += piece
     status = int(answer.split(b" ", 2)[1])
     return status, answer
+
+
+def _complete(answer: bytes) -> bool:
+    """The head has arrived and, when it declares a length, the whole body too."""
+    head, sep, body = answer.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return len(body) >= int(value.strip())
+    return True
 
 
 def _head(lab: SignedIn, *lines: str) -> str:

@@ -97,7 +97,9 @@ async def test_endless_loop_times_out_on_cpu_time() -> None:
     r, work = await run_hostile("endless_loop")
     assert r.status is Status.TIMEOUT, r.detail
     case = r.cases[0]
-    assert "CPU time" in case.detail and case.cpu_seconds is not None and case.cpu_seconds >= 0.9
+    # The kernel's RLIMIT_CPU ended it (SIGXCPU), not the wall clock. The figure is the last
+    # sample of the namespace's CPU time, taken before the signal, so only its presence is asserted.
+    assert "CPU time" in case.detail and case.cpu_seconds is not None and case.cpu_seconds > 0
     assert r.cacheable  # CPU time does not depend on load: the same kernel times out again
     assert survivors(work / "build" / "harness") == []
     assert_host_fine()
