@@ -22,22 +22,20 @@ from sqlalchemy import insert
 
 from justkernel.a2a.board import LabBoard
 from justkernel.a2a.external import join_external
-from justkernel.agents.board_tools import BoardAccess, build_board_tools
-from justkernel.agents.tools import TeamContext
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
 from justkernel.judger.candidates import CandidateStore, pack_files
 from justkernel.judger.judger import Judger
 from justkernel.judger.settings import JudgerSettings
 from justkernel.runtime import LabRuntime
 from justkernel.store.schema import candidates
-from justkernel.teams.experiments import ExperimentBook
 from justkernel.teams.registry import Team, TeamRegistry
-from justkernel.teams.workspace import TeamWorkspace, editable_tree_sha256
+from justkernel.teams.workspace import editable_tree_sha256
 from justkernel.workers.receipts import utc_now
 from tests.a2a.conftest import Served, send, serve_a2a, team_client
 from tests.collab.test_judger import _files
 from tests.evaluation.support import judge_in_thread, judge_token, new_judge_dir
 from tests.support.labs import open_folder
+from tests.support.team_context import board_tools, team_context
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -97,19 +95,9 @@ async def test_a_control_teams_candidate_cannot_be_fetched(runtime: LabRuntime) 
     reader = await _team(runtime, run.id, "broadcast-best")
     control = await _team(runtime, run.id, "none")
     secret_id = await _candidate(runtime, run.id, control, _marked(None, run.id), "frozen")
-    workspace = TeamWorkspace.create(reader.workspace, runtime.operator)
-    ctx = TeamContext(
-        run_id=run.id,
-        team_id=reader.id,
-        workspace=workspace,
-        evaluator=runtime.evaluator,
-        experiments=ExperimentBook(lab.db),
-        events=lab.events,
-        blobs=lab.blobs,
-    )
-    store = CandidateStore(lab.db, lab.events, lab.blobs)
-    board = LabBoard(lab.db, lab.events, TeamRegistry(lab.db))
-    tools = {t.name: t for t in build_board_tools(ctx, BoardAccess(board, store))}
+    ctx = team_context(runtime, run.id, reader)
+    workspace = ctx.workspace
+    tools = board_tools(runtime, ctx)
 
     listed = json.loads(await tools["read_public_candidates"].ainvoke({}))
     assert secret_id not in json.dumps(listed)

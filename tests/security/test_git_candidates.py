@@ -17,15 +17,10 @@ from a2a.helpers import get_message_text, new_data_part, new_raw_part
 from a2a.types import TaskState
 from sqlalchemy import insert
 
-from justkernel.a2a.board import LabBoard
-from justkernel.agents.board_tools import BoardAccess, build_board_tools
-from justkernel.agents.tools import TeamContext
-from justkernel.judger.candidates import CandidateStore, pack_files
+from justkernel.judger.candidates import pack_files
 from justkernel.runtime import LabRuntime
 from justkernel.store.schema import candidates
-from justkernel.teams.experiments import ExperimentBook
 from justkernel.teams.registry import TeamRegistry
-from justkernel.teams.workspace import TeamWorkspace
 from justkernel.workers.receipts import utc_now
 from tests.a2a.conftest import (
     Served,
@@ -35,6 +30,7 @@ from tests.a2a.conftest import (
     serve_a2a,
     team_client,
 )
+from tests.support.team_context import board_tools, team_context
 
 HOOK = '[core]\n\tfsmonitor = "touch /tmp/justkernel-pwned; false"\n'
 GIT_PATHS = (
@@ -104,19 +100,9 @@ async def test_fetching_a_stored_candidate_never_writes_git_files(runtime: LabRu
         model_label="Victim",
         workspaces_dir=lab.settings.workspaces_dir,
     )
-    workspace = TeamWorkspace.create(victim.workspace, runtime.operator)
-    ctx = TeamContext(
-        run_id=run_id,
-        team_id=victim.id,
-        workspace=workspace,
-        evaluator=runtime.evaluator,
-        experiments=ExperimentBook(lab.db),
-        events=lab.events,
-        blobs=lab.blobs,
-    )
-    store = CandidateStore(lab.db, lab.events, lab.blobs)
-    tools = build_board_tools(ctx, BoardAccess(LabBoard(lab.db, lab.events, registry), store))
-    fetch = next(t for t in tools if t.name == "fetch_candidate_source")
+    ctx = team_context(runtime, run_id, victim)
+    workspace = ctx.workspace
+    fetch = board_tools(runtime, ctx)["fetch_candidate_source"]
 
     answer = json.loads(await fetch.ainvoke({"candidate_id": "cand-legacy00git"}))
 

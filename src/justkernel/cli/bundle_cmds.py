@@ -92,7 +92,8 @@ def import_cmd(
 ) -> None:
     """Validate a bundle and load it as a new read-only replay run."""
     from justkernel.events.bundle import BundleError
-    from justkernel.events.bundle_import import check_bundle, import_bundle
+    from justkernel.events.bundle_check import check_bundle
+    from justkernel.events.bundle_import import import_bundle
 
     settings = settings_or_exit()
     if check:

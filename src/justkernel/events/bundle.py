@@ -3,7 +3,7 @@
 A bundle is one zip file (stored or deflated members) holding `manifest.json`, `events.jsonl`
 and `blobs/<sha256>`. The rules live here once so the writer and the reader cannot drift apart;
 `docs/replay-format.md` describes them for people. Export: `bundle_export.export_run`;
-import: `bundle_import.import_bundle`.
+check: `bundle_check.read_bundle`; import: `bundle_import.import_bundle`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from justkernel.events import Event, NewEvent
 from justkernel.events.bundle import blob_member
-from justkernel.events.bundle_import import check_bundle
+from justkernel.events.bundle_check import check_bundle
 from justkernel.lab import Lab
 from justkernel.paths import resources_dir
 from justkernel.store import Run
