@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from langchain_openai.chat_models import _client_utils
 
 from justkernel.lab import Lab, open_lab
 from justkernel.runtime import LabRuntime, open_runtime
@@ -30,6 +31,17 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     for name in ("JUSTKERNEL_DATA_DIR", "JUSTKERNEL_DATABASE_URL", "JUSTKERNEL_API_TOKEN"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_provider_connections() -> Iterator[None]:
+    """langchain-openai shares one httpx client per (base URL, timeout) across the process.
+    A lab runs one event loop, so that is right there; but tests each run their own loop, and
+    when a model stand-in gets a port an earlier test's stand-in had, the cached client's
+    connections belong to a closed loop ("Event loop is closed"). Each test starts afresh."""
+    yield
+    _client_utils._cached_async_httpx_client.cache_clear()
+    _client_utils._cached_sync_httpx_client.cache_clear()
 
 
 @pytest.fixture

@@ -57,6 +57,10 @@ async def test_a_device_lane_never_runs_two_performance_jobs_at_once(
     host = SshExecutor(host_for(sshd, "npu", shared_scratch, slots=3, devices=1), timing=FAST)
     ev = evaluator_on([host])
     try:
+        # one full job first, so the host holds every input pack: otherwise the probes' small
+        # pack arrives first, all four probes can be done before the first performance job
+        # starts, and there is nothing to run beside
+        assert (await ev.evaluate(unique_variant(), team="warm")).status == Status.MEASURED
         full = [ev.evaluate(unique_variant(), team=f"perf{i}") for i in range(3)]
         probes = [
             ev.evaluate(unique_variant(), team="probe", kind="probe", case_ids=[SMALL_CASE])

@@ -13,6 +13,7 @@ import asyncio
 import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from a2a.helpers import new_data_part
@@ -27,6 +28,7 @@ from justkernel.judger.candidates import CandidateStore, pack_files
 from justkernel.judger.judger import Judger
 from justkernel.judger.settings import JudgerSettings
 from justkernel.runtime import LabRuntime
+from justkernel.settings.config import Settings
 from justkernel.store.schema import candidates
 from justkernel.teams.registry import Team, TeamRegistry
 from justkernel.teams.workspace import editable_tree_sha256
@@ -38,6 +40,12 @@ from tests.support.labs import open_folder
 from tests.support.team_context import board_tools, team_context
 
 pytestmark = pytest.mark.timeout(600)
+
+
+@pytest.fixture
+def lab_settings(tmp_path: Path) -> Settings:
+    """A lab folder of its own: the shared one's daily quota may be spent by earlier tests."""
+    return Settings(data_dir=tmp_path / "data", config_dir=tmp_path / "config")
 
 
 @pytest.fixture
