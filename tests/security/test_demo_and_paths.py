@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +25,7 @@ from justkernel.settings.config import Settings
 from justkernel.web.demo import DemoPlayer, demo_bundle_path
 from tests.security.web_lab import SignedIn, signed_in_lab
 from tests.support.labs import open_folder
-from tests.support.server import wait_for_link
+from tests.support.server import start_demo, wait_for_link
 
 
 @dataclass
@@ -46,15 +44,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
         "XDG_CONFIG_HOME": str(home / "xdg"),
         "PYTHONUNBUFFERED": "1",
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "justkernel.cli.main", "demo", "--port", "0", "--speed", "1000"],
-        cwd=home,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    process = start_demo(home, env, speed=1000)
     try:
         link = wait_for_link(process, [])
         base = link.split("/auth/bootstrap")[0]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.support.server import RunningServer, running_server
+from tests.support.server import RunningServer, folder_server
 
 
 @dataclass
@@ -43,15 +43,7 @@ class SignedIn:
 @contextmanager
 def signed_in_lab(folder: Path, *args: str, **env: str) -> Iterator[SignedIn]:
     """`justkernel serve` with its data, config, models and hosts files under `folder`."""
-    with running_server(
-        folder / "data",
-        folder / "config",
-        *args,
-        JUSTKERNEL_MODELS_LOCAL_FILE=str(folder / "models.local.toml"),
-        JUSTKERNEL_HOSTS_FILE=str(folder / "hosts.toml"),
-        JUSTKERNEL_LOG_LEVEL="warning",
-        **env,
-    ) as server:
+    with folder_server(folder, *args, **env) as server:
         answer = httpx.get(server.link, follow_redirects=False, timeout=30)
         assert answer.status_code == 303, answer.text
         (name, value), *_ = answer.cookies.items()

@@ -99,6 +99,35 @@ def running_server(
                 process.wait()
 
 
+@contextmanager
+def folder_server(folder: Path, *args: str, **env_extra: str) -> Iterator[RunningServer]:
+    """`justkernel serve` with its data, config, models and hosts files all under `folder`."""
+    with running_server(
+        folder / "data",
+        folder / "config",
+        *args,
+        JUSTKERNEL_MODELS_LOCAL_FILE=str(folder / "models.local.toml"),
+        JUSTKERNEL_HOSTS_FILE=str(folder / "hosts.toml"),
+        JUSTKERNEL_LOG_LEVEL="warning",
+        **env_extra,
+    ) as running:
+        yield running
+
+
+def start_demo(home: Path, env: dict[str, str], speed: int) -> subprocess.Popen[str]:
+    """`justkernel demo` on a free port, run from `home` with exactly `env`, in its own session
+    (stop it with os.killpg); its output, the one-time link first, on stdout."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "justkernel.cli.main", "demo", "--port", "0", "--speed", str(speed)],
+        cwd=home,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
 def _wait_healthy(base: str, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

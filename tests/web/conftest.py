@@ -21,7 +21,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
-from tests.support.server import RunningServer, running_server
+from tests.support.server import RunningServer, folder_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
@@ -65,13 +65,7 @@ def lab_dir() -> Iterator[Path]:
 @pytest.fixture(scope="session")
 def server(lab_dir: Path) -> Iterator[RunningServer]:
     """The real server, with its data, config, models and hosts files in one private folder."""
-    with running_server(
-        lab_dir / "data",
-        lab_dir / "config",
-        JUSTKERNEL_MODELS_LOCAL_FILE=str(lab_dir / "models.local.toml"),
-        JUSTKERNEL_HOSTS_FILE=str(lab_dir / "hosts.toml"),
-        JUSTKERNEL_LOG_LEVEL="warning",
-    ) as running:
+    with folder_server(lab_dir) as running:
         yield running
 
 

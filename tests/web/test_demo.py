@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
 from playwright.sync_api import Browser, Route, expect
 
-from tests.support.server import wait_for_link
+from tests.support.server import start_demo, wait_for_link
 from tests.web.conftest import VIEWPORT, screenshot
 
 LEAKY_PRESET = """[models.leaky]
@@ -34,15 +33,7 @@ def test_demo_plays_offline_and_says_simulated_on_every_screen(
         "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
         "PYTHONUNBUFFERED": "1",
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "justkernel.cli.main", "demo", "--port", "0", "--speed", "30"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    process = start_demo(tmp_path, env, speed=30)
     output: list[str] = []
     try:
         link = wait_for_link(process, output)
