@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # JustKernel bootstrap.
 #   ./start.sh            install what is missing, then run the lab on its embedded defaults
-#   ./start.sh test       install what is missing, check what the suite needs, then run ruff
-#                         and the full test suite; anything missing or any skip fails it
+#   ./start.sh test       install what is missing, check what the suite needs, then run ruff,
+#                         the import-layer contract (lint-imports) and the full test suite;
+#                         anything missing or any skip fails it
 #   ./start.sh test --partial [PYTEST ARGS]   the same, but missing capabilities and skips are
 #                         allowed; pytest lists what was left out at the end
 #   ./start.sh ARGS...    install what is missing, then run `justkernel ARGS...`
@@ -136,6 +137,8 @@ case "$MODE" in
     uv run --frozen ruff check .
     say "ruff format --check"
     uv run --frozen ruff format --check .
+    say "lint-imports: the one-way layer contract (pyproject.toml [tool.importlinter])"
+    uv run --frozen lint-imports
     if [ "$PARTIAL" = 1 ]; then
       say "pytest, partial: skips are allowed and listed at the end"
     else
