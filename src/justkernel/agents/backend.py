@@ -22,7 +22,7 @@ from deepagents.backends.protocol import (
     WriteResult,
 )
 
-from justkernel.teams.relpath import is_git_name
+from justkernel.core.relpath import is_git_name
 from justkernel.teams.workspace import TeamWorkspace, WorkspaceError
 
 

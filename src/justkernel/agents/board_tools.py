@@ -23,8 +23,8 @@ from justkernel.a2a.policies import (
     shares_publicly,
 )
 from justkernel.agents.tools import TeamContext
+from justkernel.core.relpath import relpath_problem
 from justkernel.judger.candidates import CandidateStore
-from justkernel.teams.relpath import relpath_problem
 from justkernel.teams.workspace import SCRATCH_DIR, WorkspaceError
 
 INBOX_LIMIT = 20

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
 
+from justkernel.core.relpath import relpath_problem
 from justkernel.evaluation.protocol import CandidateBundle
 from justkernel.operators import OperatorDefinition
-from justkernel.teams.relpath import relpath_problem
 from justkernel.teams.workspace import editable_tree_sha256
 
 _SAFE_PATH = re.compile(r"^[A-Za-z0-9_.\-/]{1,200}$")

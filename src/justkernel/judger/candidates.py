@@ -17,12 +17,12 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from justkernel.core.relpath import relpath_problem
 from justkernel.events import EventLog
 from justkernel.store import BlobStore
 from justkernel.store.database import Database
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import candidates
-from justkernel.teams.relpath import relpath_problem
 from justkernel.workers.receipts import Receipt
 
 STATUSES = (

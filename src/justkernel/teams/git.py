@@ -16,7 +16,7 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from justkernel.teams.relpath import is_git_name
+from justkernel.core.relpath import is_git_name
 
 # -c settings on every command; they also reach any git process git itself starts
 SAFE_CONFIG = (

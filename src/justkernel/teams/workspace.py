@@ -3,7 +3,7 @@
 Every path a team tool touches goes through `resolve`, which confines it to the workspace:
 absolute paths are taken as workspace-rooted (the agent sees the workspace as `/`), `..` and
 symlinks are refused, forbidden files cannot be written, and no part of a path may be a name git
-reads as its own (`teams.relpath`), at any depth. The repository lives outside the tree
+reads as its own (`core.relpath`), at any depth. The repository lives outside the tree
 (`teams.git`), so the team can neither read nor plant git configuration, and snapshots never
 run anything a team wrote. The hidden judge cases and other teams' workspaces are never inside.
 """
@@ -15,10 +15,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from justkernel.core.relpath import relpath_problem
 from justkernel.operators import OperatorDefinition
 from justkernel.paths import resources_dir
 from justkernel.teams.git import NO_NESTED_GIT, WorkspaceRepo
-from justkernel.teams.relpath import relpath_problem
 
 SPEC_NAME = "spec.md"
 SCRATCH_DIR = "scratch"  # the team's free folder: notes, fetched candidates, large tool output
