@@ -1,0 +1,147 @@
+"""Payloads of runs, teams, providers and the watchdog (the scheduler's and the CLI's events)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from justkernel.core.events.base import EventPayload, Number, PayloadPart, described
+
+
+class _RunArea(EventPayload):
+    AREA: ClassVar[str] = "Runs and teams"
+
+
+class _TeamArea(_RunArea):
+    TEAM: ClassVar[str] = "id"
+
+
+class DispatchStarted(_RunArea):
+    """The scheduler started handing out turns."""
+
+    KIND: ClassVar[str] = "run.dispatch_started"
+    seconds: Number | None = described("time limit, or null for none")
+
+
+class DispatchStopped(_RunArea):
+    """The scheduler stopped handing out turns."""
+
+    KIND: ClassVar[str] = "run.dispatch_stopped"
+    reason: str | None = described(
+        '"time limit reached", "stopped", "no team has work left", "budget: …"'
+    )
+
+
+class TeamFigures(PayloadPart):
+    team_id: str | None = None
+    display_name: str | None = None
+    status: str | None = None
+    status_reason: str | None = None
+    best_cycles: int | None = None
+    best_receipt: str | None = None
+    best_commit: str | None = None
+    experiments: int | None = None
+    model_calls: int | None = None
+    tokens: int | None = None
+    cost_usd: Number | None = None
+    tokens_estimated: bool | None = None
+
+
+class ProviderFigures(PayloadPart):
+    calls: int | None = None
+    tokens: int | None = None
+    cost_usd: Number | None = None
+
+
+class JudgerFigures(PayloadPart):
+    frozen: int | None = None
+    submitted: int | None = None
+    official_results: int | None = None
+    official_passes: int | None = None
+    best_prof_sum_us: Number | None = described("null until an official pass")
+
+
+class RunSummary(_RunArea):
+    """The run's figures when it ended (written by `justkernel run` and the dashboard)."""
+
+    KIND: ClassVar[str] = "run.summary"
+    reason: str | None = described("why the run ended, as in `run.dispatch_stopped`")
+    teams: list[TeamFigures] | None = described("per team")
+    providers: dict[str, ProviderFigures] | None = described("per provider")
+    judger: JudgerFigures | None = described("the Judger's progress")
+
+
+class TeamRegistered(_TeamArea):
+    """A team joined the run (a lab team, or an outside team over A2A)."""
+
+    KIND: ClassVar[str] = "team.registered"
+    display_name: str | None = described("")
+    model_preset: str | None = described("")
+    provider: str | None = described("")
+    offline: bool | None = described("true for the scripted offline playbook")
+    baseline_commit: str | None = described("the workspace's first commit; null for A2A teams")
+    config: dict[str, Any] | None = described("the team's settings")
+
+
+class TeamTurn(_TeamArea):
+    """A team's turn began."""
+
+    KIND: ClassVar[str] = "team.turn"
+    state: str | None = described("`started`, or `resumed` from a checkpoint after a crash")
+
+
+class TeamTurnEnd(_TeamArea):
+    """A team's turn ended."""
+
+    KIND: ClassVar[str] = "team.turn_end"
+    status: str | None = described("idle, done, paused")
+    detail: str | None = described("why, when it was not a plain end")
+
+
+class TeamTurnTimeout(_TeamArea):
+    """A team's turn ran over its time and was cut short."""
+
+    KIND: ClassVar[str] = "team.turn_timeout"
+
+
+class TeamPaused(_TeamArea):
+    """A team was paused (budget, stall watchdog, a paused provider, a person)."""
+
+    KIND: ClassVar[str] = "team.paused"
+    reason: str | None = described("")
+
+
+class TeamResumed(_TeamArea):
+    """A paused team may take turns again."""
+
+    KIND: ClassVar[str] = "team.resumed"
+    reason: str | None = described("usually absent")
+
+
+class TeamExited(_TeamArea):
+    """A team left the run for good."""
+
+    KIND: ClassVar[str] = "team.exited"
+    reason: str | None = described("")
+
+
+class ProviderPaused(_RunArea):
+    """Dispatch to a model provider stopped until it is fixed."""
+
+    KIND: ClassVar[str] = "provider.paused"
+    provider: str | None = described("")
+    kind: str | None = described("auth, balance, config")
+    reason: str | None = described("the classified provider error")
+
+
+class ProviderResumed(_RunArea):
+    """Dispatch to a paused provider started again."""
+
+    KIND: ClassVar[str] = "provider.resumed"
+    provider: str | None = described("")
+
+
+class WatchdogNudge(_TeamArea):
+    """The stall watchdog told a team that made no progress to move on."""
+
+    KIND: ClassVar[str] = "watchdog.nudge"
+    message: str | None = described("what the team was told")
