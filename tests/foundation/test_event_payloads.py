@@ -16,8 +16,10 @@ from pydantic import ValidationError
 from justkernel.core.events import PAYLOADS, UntypedPayload, parse_payload
 from justkernel.core.events.collab import OfficialResult
 from justkernel.core.events.doc import render_catalog
-from justkernel.core.events.runs import TeamRegistered, TeamResumed
+from justkernel.core.events.runs import TeamRegistered, TeamResumed, TeamTurn
+from justkernel.events import NewEvent
 from justkernel.events.model import encode_payload
+from justkernel.lab import Lab
 from justkernel.paths import resources_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,3 +167,16 @@ def test_the_schema_check_catches_a_field_no_model_names() -> None:
     reads = _fields_read(body, OfficialResult.model_json_schema())
     missing = {f"{v}.{n}" for v, n, found in reads if not found}
     assert missing == {"p.reason", "p.reasn", "pt.tme"}
+
+
+async def test_the_log_appends_a_payload_model_as_its_kind_and_version(lab: Lab) -> None:
+    run = await lab.runs.create("typed")
+    event = await lab.events.append(run.id, TeamTurn(state="started"), team="t1")
+    assert (event.kind, event.team, event.payload) == ("team.turn", "t1", {"state": "started"})
+    assert event.schema_version == TeamTurn.SCHEMA_VERSION
+    (again,) = await lab.events.append_many(run.id, [NewEvent.of(TeamResumed(), "t1")])
+    assert again.kind == "team.resumed" and again.payload_json == "{}"
+    stored = await lab.events.read(run.id)
+    assert [type(e.typed()) for e in stored] == [TeamTurn, TeamResumed]
+    with pytest.raises(TypeError):
+        await lab.events.append(run.id, TeamTurn(), {"state": "x"})

@@ -15,8 +15,9 @@ from typing import Any
 
 from sqlalchemy import insert, select, update
 
+from justkernel.core.events import EventPayload, schema_version_of
 from justkernel.events.bus import EventBus
-from justkernel.events.model import EVENT_SCHEMA_VERSION, Event, encode_payload
+from justkernel.events.model import Event, encode_payload
 from justkernel.store.database import Database
 from justkernel.store.runs import UnknownRun, utc_now_iso
 from justkernel.store.schema import events, runs
@@ -38,6 +39,14 @@ class NewEvent:
     payload: dict[str, Any]
     team: str | None = None
     dedup_key: str | None = None  # the same key in a run is written once
+    schema_version: int | None = None  # None: the version of `kind`'s payload model
+
+    @classmethod
+    def of(
+        cls, payload: EventPayload, team: str | None = None, dedup_key: str | None = None
+    ) -> NewEvent:
+        """The event a payload model describes: its kind, its fields, its schema version."""
+        return cls(payload.KIND, payload.to_payload(), team, dedup_key, payload.SCHEMA_VERSION)
 
 
 @dataclass(slots=True)
@@ -82,15 +91,23 @@ class EventLog:
     async def append(
         self,
         run_id: str,
-        kind: str,
-        payload: dict[str, Any],
+        kind: str | EventPayload,
+        payload: dict[str, Any] | None = None,
         team: str | None = None,
         *,
         dedup_key: str | None = None,
     ) -> Event:
-        """Append one event; with `dedup_key`, an event already written under that key in
-        this run is returned instead of writing a second one."""
-        (event,) = await self.append_many(run_id, [NewEvent(kind, payload, team, dedup_key)])
+        """Append one event: a payload model (`append(run_id, TeamTurn(state="started"),
+        team=...)`; the lab's writers do this), or a kind and a raw payload (imports, tests).
+        With `dedup_key`, an event already written under that key in this run is returned
+        instead of writing a second one."""
+        if isinstance(kind, EventPayload):
+            if payload is not None:
+                raise TypeError("a payload model carries its payload: pass no second one")
+            item = NewEvent.of(kind, team, dedup_key)
+        else:
+            item = NewEvent(kind, payload if payload is not None else {}, team, dedup_key)
+        (event,) = await self.append_many(run_id, [item])
         return event
 
     async def append_many(self, run_id: str, items: Sequence[NewEvent]) -> list[Event]:
@@ -182,7 +199,7 @@ class EventLog:
                                 kind=item.kind,
                                 team=item.team,
                                 ts=ts,
-                                schema_version=EVENT_SCHEMA_VERSION,
+                                schema_version=item.schema_version or schema_version_of(item.kind),
                                 payload_json=encode_payload(item.payload),
                             )
                         )

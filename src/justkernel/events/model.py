@@ -6,7 +6,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-EVENT_SCHEMA_VERSION = 1
+from justkernel.core.events import NEWEST_SCHEMA_VERSION, EventPayload, parse_payload
+
+EVENT_SCHEMA_VERSION = NEWEST_SCHEMA_VERSION  # each kind's own is its payload model's
 BLOB_REFS_KEY = "blobs"  # payload key listing SHA-256s of blobs the event refers to
 
 
@@ -28,6 +30,11 @@ class Event:
     @property
     def payload(self) -> dict[str, Any]:
         return json.loads(self.payload_json)
+
+    def typed(self) -> EventPayload:
+        """The payload through its kind's model (docs/events.md); raises pydantic's
+        ValidationError for a payload of the wrong shape."""
+        return parse_payload(self.kind, self.payload)
 
     def blob_refs(self) -> list[str]:
         refs = self.payload.get(BLOB_REFS_KEY, [])

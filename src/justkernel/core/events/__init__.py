@@ -10,16 +10,21 @@ from justkernel.core.events.base import (
     UntypedPayload,
     parse_payload,
     payload_model,
+    schema_version_of,
 )
 
 AREAS = (runs, agents, collab)  # importing them registers every kind, in catalog order
+# the newest schema version of any kind: what this lab writes and the most it reads
+NEWEST_SCHEMA_VERSION = max(model.SCHEMA_VERSION for model in PAYLOADS.values())
 
 __all__ = [
     "AREAS",
+    "NEWEST_SCHEMA_VERSION",
     "PAYLOADS",
     "EventPayload",
     "PayloadPart",
     "UntypedPayload",
     "parse_payload",
     "payload_model",
+    "schema_version_of",
 ]

@@ -64,6 +64,12 @@ def payload_model(kind: str) -> type[EventPayload] | None:
     return PAYLOADS.get(kind)
 
 
+def schema_version_of(kind: str) -> int:
+    """The schema version a new event of `kind` is written with."""
+    model = PAYLOADS.get(kind)
+    return model.SCHEMA_VERSION if model is not None else CURRENT_SCHEMA_VERSION
+
+
 def parse_payload(kind: str, payload: dict[str, Any]) -> EventPayload:
     """`payload` as the model of `kind` (an `UntypedPayload` for an unknown kind).
 
