@@ -1,0 +1,376 @@
+// Clean-room Ascend C CPU library: TPipe, TQue/TQueBind, TBuf.
+//
+// Queues are where Ascend C kernels synchronise pipes. The model (design contract): by queue
+// position, EnQue is a SetFlag of the producer pipe and DeQue a WaitFlag of the consumer pipe;
+// FreeTensor signals the consumer's last use of the buffer and the next AllocTensor of that buffer
+// makes the producer wait for it. VECIN: MTE2 -> V; VECOUT: V -> MTE3; VECCALC: no sync.
+// So depth-2 queues (two buffers) let MTE2 fill one buffer while V works on the other.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "jk_ascendc/engine.h"
+#include "jk_ascendc/tensor.h"
+#include "jk_ascendc/types.h"
+
+namespace AscendC {
+
+namespace jk_detail {
+
+inline bool producer_consumer(TPosition src, TPosition dst, jk::Pipe& prod, jk::Pipe& cons) {
+  // Producer: who writes the buffer before EnQue; consumer: who reads it after DeQue.
+  bool ok = true;
+  switch (src) {
+    case TPosition::GM:
+    case TPosition::VECIN:
+      prod = jk::Pipe::MTE2;
+      break;
+    case TPosition::VECOUT:
+      prod = jk::Pipe::V;
+      break;
+    default:
+      ok = false;
+  }
+  switch (dst) {
+    case TPosition::VECIN:
+      cons = jk::Pipe::V;
+      break;
+    case TPosition::VECOUT:
+    case TPosition::GM:
+      cons = jk::Pipe::MTE3;
+      break;
+    default:
+      ok = false;
+  }
+  if (src == TPosition::VECOUT && dst == TPosition::VECOUT) cons = jk::Pipe::MTE3;
+  return ok;
+}
+
+inline std::string slot_state_name(uint8_t s) {
+  static const char* const n[] = {"free", "allocated", "enqueued", "dequeued", "TBuf", "released"};
+  return n[s < 6 ? s : 5];
+}
+
+}  // namespace jk_detail
+
+class TPipe;
+
+// A queue between two logical positions (TQueBind, atlasascendc_api_07_0138); TQue<pos, depth> is
+// the same with one position. Methods: AllocTensor (07_0148), FreeTensor (07_0149), EnQue (07_0151),
+// DeQue (07_0141), VacantInQue, HasTensorInQue.
+template <TPosition SRC, TPosition DST, int32_t DEPTH>
+class TQueBind {
+ public:
+  TQueBind() = default;
+  static constexpr TPosition jk_src = SRC;
+  static constexpr TPosition jk_dst = DST;
+
+  template <typename T>
+  LocalTensor<T> AllocTensor(jk::Site site = jk::here()) {
+    auto& e = jk::eng();
+    auto& q = jk_queue(site, "AllocTensor");
+    auto& slots = e.slots();
+    for (uint32_t k = 0; k < q.num; ++k) {
+      const uint32_t si = q.first_slot + (q.next_alloc + k) % q.num;
+      auto& s = slots[si];
+      if (s.state != jk::Engine::kFree) continue;
+      q.next_alloc = (q.next_alloc + k + 1) % q.num;
+      // The producer may refill the buffer only after the consumer freed it.
+      if (q.synced && s.has_free_snap) e.wait_on(q.producer, s.free_snap);
+      s.state = jk::Engine::kAllocated;
+      LocalTensor<T> t;
+      t.jk_off_ = s.offset;
+      t.jk_end_ = s.offset + s.bytes;
+      t.jk_size_ = s.bytes / static_cast<uint32_t>(sizeof(T));
+      t.jk_slot_ = static_cast<int32_t>(si);
+      t.jk_gen_ = s.gen;
+      t.jk_pos_ = SRC;
+      return t;
+    }
+    jk::misuse("queue_alloc_past_depth", site,
+               "AllocTensor while all " + std::to_string(q.num) +
+                   " buffers of this queue are in use (FreeTensor one first): on hardware the "
+                   "call waits forever");
+  }
+  template <typename T>
+  void AllocTensor(LocalTensor<T>& t, jk::Site site = jk::here()) {
+    t = AllocTensor<T>(site);
+  }
+
+  template <typename T>
+  bool EnQue(const LocalTensor<T>& t, jk::Site site = jk::here()) {
+    auto& e = jk::eng();
+    auto& q = jk_queue(site, "EnQue");
+    auto& s = jk_owned(t, site, "EnQue");
+    if (s.state != jk::Engine::kAllocated && s.state != jk::Engine::kDequeued)
+      jk::misuse("queue_use_after_free", site,
+                 "EnQue of a tensor whose buffer is " + jk_detail::slot_state_name(s.state));
+    if (DEPTH > 0 && q.queued() >= static_cast<size_t>(DEPTH))
+      jk::misuse("queue_alloc_past_depth", site,
+                 "EnQue onto a queue already holding depth=" + std::to_string(DEPTH) +
+                     " tensors: EnQue returns false and the tensor is never dequeued");
+    jk_tick(site);
+    if (q.synced) s.enq_snap = e.snapshot(q.producer, site);
+    s.state = jk::Engine::kQueued;
+    q.fifo.push_back(static_cast<uint32_t>(t.jk_slot_));
+    return true;
+  }
+
+  template <typename T>
+  LocalTensor<T> DeQue(jk::Site site = jk::here()) {
+    auto& e = jk::eng();
+    auto& q = jk_queue(site, "DeQue");
+    if (q.queued() == 0)
+      jk::misuse("queue_empty_deque", site,
+                 "DeQue on an empty queue (nothing was EnQue'd): on hardware the consumer waits "
+                 "forever");
+    jk_tick(site);
+    const uint32_t si = q.fifo[q.head++];
+    if (q.head == q.fifo.size()) {
+      q.fifo.clear();
+      q.head = 0;
+    }
+    auto& s = e.slots()[si];
+    if (q.synced) e.wait_on(q.consumer, s.enq_snap);
+    s.state = jk::Engine::kDequeued;
+    LocalTensor<T> t;
+    t.jk_off_ = s.offset;
+    t.jk_end_ = s.offset + s.bytes;
+    t.jk_size_ = s.bytes / static_cast<uint32_t>(sizeof(T));
+    t.jk_slot_ = static_cast<int32_t>(si);
+    t.jk_gen_ = s.gen;
+    t.jk_pos_ = DST;
+    return t;
+  }
+  template <typename T>
+  void DeQue(LocalTensor<T>& t, jk::Site site = jk::here()) {
+    t = DeQue<T>(site);
+  }
+
+  template <typename T>
+  void FreeTensor(LocalTensor<T>& t, jk::Site site = jk::here()) {
+    auto& e = jk::eng();
+    auto& q = jk_queue(site, "FreeTensor");
+    auto& s = jk_owned(t, site, "FreeTensor");
+    if (s.state == jk::Engine::kQueued)
+      jk::misuse("queue_use_after_free", site,
+                 "FreeTensor of a tensor still in the queue (DeQue it first)");
+    if (s.state != jk::Engine::kAllocated && s.state != jk::Engine::kDequeued)
+      jk::misuse("queue_use_after_free", site,
+                 "FreeTensor of a buffer that is " + jk_detail::slot_state_name(s.state));
+    jk_tick(site);
+    if (q.synced) {
+      s.free_snap = e.snapshot(q.consumer, site);
+      s.has_free_snap = true;
+    }
+    s.state = jk::Engine::kFree;
+    ++s.gen;
+  }
+
+  // Room for another EnQue / something to DeQue.
+  bool VacantInQue() const {
+    const auto& q = jk::eng().queues()[static_cast<size_t>(jk_qid_)];
+    return DEPTH <= 0 || q.queued() < static_cast<size_t>(DEPTH);
+  }
+  bool HasTensorInQue() const { return jk::eng().queues()[static_cast<size_t>(jk_qid_)].queued() > 0; }
+  int32_t GetTensorCountInQue() const {
+    return static_cast<int32_t>(jk::eng().queues()[static_cast<size_t>(jk_qid_)].queued());
+  }
+  bool HasIdleBuffer() const {
+    const auto& e = jk::eng();
+    const auto& q = e.queues()[static_cast<size_t>(jk_qid_)];
+    for (uint32_t k = 0; k < q.num; ++k)
+      if (e.slots()[q.first_slot + k].state == jk::Engine::kFree) return true;
+    return false;
+  }
+
+  // ---- internal -------------------------------------------------------------------------------
+  int32_t jk_qid_ = -1;
+  uint32_t jk_serial_ = 0;  // pipe generation the queue was initialised in
+
+  jk::Engine::QueueRec& jk_queue(jk::Site site, const char* what) {
+    auto& e = jk::eng();
+    if (jk_qid_ < 0 || static_cast<size_t>(jk_qid_) >= e.queues().size())
+      jk::misuse("unsupported_argument", site,
+                 std::string(what) + " on a queue that TPipe::InitBuffer did not set up");
+    return e.queues()[static_cast<size_t>(jk_qid_)];
+  }
+  template <typename T>
+  jk::Engine::Slot& jk_owned(const LocalTensor<T>& t, jk::Site site, const char* what) {
+    auto& e = jk::eng();
+    auto& q = e.queues()[static_cast<size_t>(jk_qid_)];
+    if (t.jk_slot_ < 0 || static_cast<uint32_t>(t.jk_slot_) < q.first_slot ||
+        static_cast<uint32_t>(t.jk_slot_) >= q.first_slot + q.num)
+      jk::misuse("queue_foreign_tensor", site,
+                 std::string(what) + " of a tensor that this queue did not allocate");
+    auto& s = e.slots()[static_cast<size_t>(t.jk_slot_)];
+    if (s.gen != t.jk_gen_)
+      jk::misuse("queue_use_after_free", site,
+                 std::string(what) + " of a tensor whose buffer was already freed");
+    return s;
+  }
+  static void jk_tick(jk::Site site) {
+    // Queue operations are scalar bookkeeping: one issue cycle, no pipe instruction.
+    (void)site;
+  }
+};
+
+template <TPosition POS, int32_t DEPTH = 1>
+class TQue : public TQueBind<POS, POS, DEPTH> {};
+
+// A buffer without queue semantics (atlasascendc_api_07_0161 "TBuf"): Get, GetWithOffset.
+template <TPosition POS = TPosition::VECCALC>
+class TBuf {
+ public:
+  template <typename T>
+  LocalTensor<T> Get(jk::Site site = jk::here()) const {
+    const auto& s = jk_slot(site);
+    return jk_make<T>(s, 0, s.bytes / static_cast<uint32_t>(sizeof(T)));
+  }
+  // The first `len` elements (len * sizeof(T) must fit the buffer).
+  template <typename T>
+  LocalTensor<T> Get(uint32_t len, jk::Site site = jk::here()) const {
+    const auto& s = jk_slot(site);
+    if (uint64_t(len) * sizeof(T) > s.bytes)
+      jk::misuse("ub_out_of_bounds", site,
+                 "TBuf::Get(" + std::to_string(len) + ") asks " +
+                     std::to_string(uint64_t(len) * sizeof(T)) + " bytes of a " +
+                     std::to_string(s.bytes) + "-byte buffer");
+    return jk_make<T>(s, 0, len);
+  }
+  // `size` elements starting `bufOffset` bytes into the buffer (bufOffset 32-byte aligned).
+  template <typename T>
+  LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, jk::Site site = jk::here()) const {
+    const auto& s = jk_slot(site);
+    if (bufOffset % 32 != 0)
+      jk::misuse("ub_misaligned", site,
+                 "TBuf::GetWithOffset offset " + std::to_string(bufOffset) +
+                     " is not a multiple of 32 bytes");
+    if (uint64_t(bufOffset) + uint64_t(size) * sizeof(T) > s.bytes)
+      jk::misuse("ub_out_of_bounds", site,
+                 "TBuf::GetWithOffset(" + std::to_string(size) + ", " + std::to_string(bufOffset) +
+                     ") runs past the " + std::to_string(s.bytes) + "-byte buffer");
+    return jk_make<T>(s, bufOffset, size);
+  }
+
+  int32_t jk_slot_ = -1;
+
+ private:
+  const jk::Engine::Slot& jk_slot(jk::Site site) const {
+    auto& e = jk::eng();
+    if (jk_slot_ < 0 || static_cast<size_t>(jk_slot_) >= e.slots().size() ||
+        e.slots()[static_cast<size_t>(jk_slot_)].state != jk::Engine::kTBuf)
+      jk::misuse("unsupported_argument", site, "TBuf used before TPipe::InitBuffer(tbuf, len)");
+    return e.slots()[static_cast<size_t>(jk_slot_)];
+  }
+  template <typename T>
+  LocalTensor<T> jk_make(const jk::Engine::Slot& s, uint32_t off, uint32_t size) const {
+    LocalTensor<T> t;
+    t.jk_off_ = s.offset + off;
+    t.jk_end_ = s.offset + s.bytes;
+    t.jk_size_ = size;
+    t.jk_slot_ = jk_slot_;
+    t.jk_gen_ = s.gen;
+    t.jk_pos_ = POS;
+    return t;
+  }
+};
+
+// The resource manager (atlasascendc_api_07_0108 "TPipe"): buffers for queues and TBufs, event ids.
+class TPipe {
+ public:
+  TPipe() {
+    if (jk::g_engine && jk::eng().in_core()) {
+      jk::eng().ub_reset_allocation();
+      jk::eng().set_tpipe(this);
+    }
+  }
+  ~TPipe() {
+    if (jk::g_engine && jk::eng().in_core() && jk::eng().tpipe() == this) {
+      jk::eng().ub_reset_allocation();
+      jk::eng().set_tpipe(nullptr);
+    }
+  }
+  TPipe(const TPipe&) = delete;
+  TPipe& operator=(const TPipe&) = delete;
+
+  // `num` buffers of `len` bytes each for a queue (InitBuffer, atlasascendc_api_07_0111).
+  template <TPosition SRC, TPosition DST, int32_t DEPTH>
+  bool InitBuffer(TQueBind<SRC, DST, DEPTH>& que, uint8_t num, uint32_t len,
+                  jk::Site site = jk::here()) {
+    auto& e = jk::eng();
+    if (num == 0 || len == 0)
+      jk::misuse("unsupported_argument", site, "InitBuffer with num or len 0");
+    if (que.jk_qid_ >= 0 && static_cast<size_t>(que.jk_qid_) < e.queues().size())
+      jk::misuse("unsupported_argument", site, "InitBuffer twice on the same queue");
+    jk::Engine::QueueRec q;
+    q.first_slot = static_cast<uint32_t>(e.slots().size());
+    q.num = num;
+    q.depth = DEPTH > 0 ? static_cast<uint32_t>(DEPTH) : 0;
+    q.synced = jk_detail::producer_consumer(SRC, DST, q.producer, q.consumer);
+    const uint32_t aligned = (len + 31) / 32 * 32;
+    const uint32_t base =
+        e.ub_alloc(static_cast<uint32_t>(uint64_t(aligned) * num), site, "InitBuffer(queue)");
+    for (uint32_t i = 0; i < num; ++i) {
+      jk::Engine::Slot s;
+      s.offset = base + i * aligned;
+      s.bytes = len;
+      e.slots().push_back(s);
+    }
+    que.jk_qid_ = static_cast<int32_t>(e.queues().size());
+    e.queues().push_back(q);
+    return true;
+  }
+  // One buffer of `len` bytes for a TBuf.
+  template <TPosition POS>
+  bool InitBuffer(TBuf<POS>& buf, uint32_t len, jk::Site site = jk::here()) {
+    auto& e = jk::eng();
+    if (len == 0) jk::misuse("unsupported_argument", site, "InitBuffer(TBuf) with len 0");
+    const uint32_t off = e.ub_alloc(len, site, "InitBuffer(TBuf)");
+    jk::Engine::Slot s;
+    s.offset = off;
+    s.bytes = len;
+    s.state = jk::Engine::kTBuf;
+    buf.jk_slot_ = static_cast<int32_t>(e.slots().size());
+    e.slots().push_back(s);
+    return true;
+  }
+
+  // Releases every buffer: tensors from before are dead (use -> queue_use_after_free).
+  void Reset() { jk::eng().ub_reset_allocation(); }
+  void Destroy() { Reset(); }
+
+  // Event ids per HardEvent (FetchEventID peeks, AllocEventID takes, ReleaseEventID returns).
+  template <HardEvent E>
+  TEventID FetchEventID() {
+    return FetchEventID(E);
+  }
+  TEventID FetchEventID(HardEvent evt) {
+    const uint8_t used = jk_ids_[static_cast<size_t>(evt)];
+    for (int i = 0; i < 8; ++i)
+      if (!(used & (1u << i))) return static_cast<TEventID>(i);
+    return 0;
+  }
+  template <HardEvent E>
+  TEventID AllocEventID(jk::Site site = jk::here()) {
+    uint8_t& used = jk_ids_[static_cast<size_t>(E)];
+    for (int i = 0; i < 8; ++i)
+      if (!(used & (1u << i))) {
+        used = static_cast<uint8_t>(used | (1u << i));
+        return static_cast<TEventID>(i);
+      }
+    jk::misuse("unsupported_argument", site, "AllocEventID with all 8 event ids of that event in use");
+  }
+  template <HardEvent E>
+  void ReleaseEventID(TEventID id) {
+    if (id >= 0 && id < 8) jk_ids_[static_cast<size_t>(E)] &= static_cast<uint8_t>(~(1u << id));
+  }
+
+ private:
+  uint8_t jk_ids_[static_cast<size_t>(HardEvent::MAX) + 1] = {};
+};
+
+inline TPipe* GetTPipePtr() { return static_cast<TPipe*>(jk::eng().tpipe()); }
+
+}  // namespace AscendC
