@@ -81,6 +81,29 @@ def _cann() -> Capability:
     )
 
 
+def _ascendc_cpu() -> Capability:
+    """The ascendc-cpu toolchain: g++, the Ascend C library, its harness and SoC file."""
+    need = "the ascendc-cpu toolchain (Ascend C on this CPU, modelled cycles)"
+    try:
+        from justkernel.toolchains.ascendc_cpu import AscendcCpuToolchain
+
+        tc = AscendcCpuToolchain()
+        missing = tc.missing()
+    except Exception as exc:  # a broken definition or library is a finding, not a crash
+        return Capability("ascendc-cpu", False, f"{type(exc).__name__}: {exc}", need)
+    if missing:
+        return Capability(
+            "ascendc-cpu",
+            False,
+            "missing: " + "; ".join(missing),
+            need,
+            "apt-get install g++ (the library ships with the lab)",
+        )
+    facts = tc.version_info()
+    detail = f"{tc.version} · {facts['gcc']} · SoC {facts['soc']['name']} · {facts['cycle_model']}"
+    return Capability("ascendc-cpu", True, detail, need)
+
+
 POSTGRES_TOOLS = ("initdb", "pg_ctl", "createdb")
 
 
@@ -238,6 +261,7 @@ def local_capabilities() -> list[Capability]:
         ),
         _uv(),
         _root(),
+        _ascendc_cpu(),
         _cann(),
     ]
 
@@ -311,9 +335,16 @@ def _lab_versions() -> dict[str, str]:
     try:
         from justkernel.toolchains.cpu import CpuToolchain
 
-        return {"cpu": CpuToolchain().version}
+        versions = {"cpu": CpuToolchain().version}
     except Exception:
         return {}
+    try:
+        from justkernel.toolchains.ascendc_cpu import AscendcCpuToolchain
+
+        versions["ascendc-cpu"] = AscendcCpuToolchain().version
+    except Exception:
+        pass
+    return versions
 
 
 def _same_as_lab(toolchain: dict, lab_versions: dict[str, str]) -> str:

@@ -4,6 +4,11 @@
 perf cases. A comma-separated list of case ids is a probe on those cases only. Exit codes:
 0 the candidate passed (measured / probe_passed), 1 it did not, 2 a bad path or case id,
 3 the lab could not evaluate (no sandbox, unreachable data folder, ...).
+
+`--toolchain ascendc-cpu` evaluates the operator's Ascend C (msopgen) project instead of the C
+port: the receipt then shows the cycle model's per-pipe table (busy cycles and utilisation
+of MTE2, V, MTE3 and S on the slowest core, the bound pipe) and, for `api_misuse`, the check
+and the call site.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from justkernel.cli.common import console, err_console, fail, run_async, settings_or_exit
-from justkernel.workers.receipts import CaseResult, Receipt, Status
+from justkernel.workers.receipts import CaseResult, CycleResult, Receipt, Status
 
 MISSING = "—"
 
@@ -46,13 +51,23 @@ def _summary(r: Receipt) -> Table:
         ("input packs", ", ".join(f"{k} {v}" for k, v in sorted(r.input_packs.items()))),
         ("cache hit", "yes (stored receipt, nothing ran)" if r.cache_hit else "no"),
         ("executor", f"{ex.host} slot {_num(ex.slot, '{}')} · {ex.worker} · {ex.cpu_model}"),
-        ("toolchain", f"{ex.toolchain_id} {ex.toolchain_version} · {ex.gcc} · {ex.valgrind}"),
+        (
+            "toolchain",
+            " · ".join(_known(f"{ex.toolchain_id} {ex.toolchain_version}", ex.gcc, ex.valgrind)),
+        ),
         ("sandbox", ex.sandbox or MISSING),
         ("finished", r.finished_at.isoformat(timespec="seconds") if r.finished_at else MISSING),
     ]
+    if r.misuse is not None:
+        m = r.misuse
+        rows.insert(2, ("misuse", escape(f"{m.check} at {m.site()}: {m.message}")))
     for key, value in rows:
         t.add_row(key, value)
     return t
+
+
+def _known(*values: str | None) -> list[str]:
+    return [v for v in values if v]
 
 
 def _max(values: Iterable[float | None]) -> float | None:
@@ -123,6 +138,42 @@ def _cycles(r: Receipt) -> Table:
     return t
 
 
+PIPES = ("MTE2", "V", "MTE3", "S")
+
+
+def _pipe_cell(c: CycleResult, pipe: str) -> str:
+    figures = c.pipeline.pipes.get(pipe) if c.pipeline else None
+    if figures is None:
+        return MISSING
+    util = "" if figures.utilisation is None else f" ({100 * figures.utilisation:.0f}%)"
+    return f"{figures.busy:,}{util}"
+
+
+def _pipeline(r: Receipt) -> Table:
+    """The ascendc-cpu cycle model: per perf case, total cycles, bound pipe and each pipe's
+    busy cycles (utilisation of the slowest core's makespan)."""
+    socs = sorted({c.pipeline.soc for c in r.cycles if c.pipeline})
+    t = Table(
+        title=f"cycle model (ascendc-cpu, {', '.join(socs) or MISSING}; slowest core)",
+        title_justify="left",
+    )
+    for col in ("perf case", "cycles", "bound", "cores", *PIPES, "check"):
+        text = col in ("perf case", "bound", "check")
+        t.add_column(col, justify="left" if text else "right", no_wrap=col != "check")
+    for c in r.cycles:
+        p = c.pipeline
+        t.add_row(
+            c.case_id,
+            _num(c.est_cycles, "{:,}"),
+            (p.bound_pipe or MISSING) if p else MISSING,
+            _num(p.block_dim if p else None, "{}"),
+            *(_pipe_cell(c, pipe) for pipe in PIPES),
+            _result(c.check),
+        )
+    t.add_row("[bold]sum[/]", f"[bold]{_num(r.total_est_cycles, '{:,}')}[/]", *[""] * 7)
+    return t
+
+
 def _durations(r: Receipt) -> Table:
     t = Table(title="stage seconds", title_justify="left")
     stages = r.durations.model_dump()
@@ -140,23 +191,33 @@ def render_receipt(r: Receipt) -> Group:
         parts.append("[bold]compile / static check:[/]\n" + escape("\n".join(lines[:30])))
     if r.cases:
         parts.append(_cases(r))
-    if r.cycles:
+    if any(c.pipeline is not None for c in r.cycles) or r.executor.toolchain_id == "ascendc-cpu":
+        if r.cycles:
+            parts.append(_pipeline(r))
+    elif r.cycles:
         parts.append(_cycles(r))
     parts.append(_durations(r))
     return Group(*parts)
 
 
 async def _evaluate(
-    path: Path, case_ids: list[str] | None, team: str, slots: int, out: Console
+    path: Path,
+    case_ids: list[str] | None,
+    team: str,
+    slots: int,
+    out: Console,
+    toolchain_id: str = "cpu",
 ) -> Receipt:
+    from justkernel.operators import load_operator
     from justkernel.store.blobs import BlobStore
-    from justkernel.toolchains import CpuToolchain
     from justkernel.workers.evaluator import Evaluator
     from justkernel.workers.pool import LocalPool
+    from justkernel.workers.worker_entry import TOOLCHAINS, open_dir
 
     settings = settings_or_exit()
     data = settings.resolved_data_dir
-    toolchain = CpuToolchain(cache_dir=data / "toolchains" / "cpu")
+    cache = open_dir(data / "toolchains" / toolchain_id)
+    toolchain = TOOLCHAINS[toolchain_id](load_operator(), cache)
     pool = LocalPool(slots=1)
     evaluator = Evaluator(
         settings, pool, toolchain, BlobStore(settings.blobs_dir), sim_parallelism=slots
@@ -191,12 +252,24 @@ def evaluate_command(
     slots: Annotated[
         int, typer.Option("--slots", min=1, max=8, help="Run the perf simulations N at a time.")
     ] = 1,
+    toolchain: Annotated[
+        str,
+        typer.Option(
+            "--toolchain",
+            help="cpu (the C port, callgrind), ascendc-cpu (the Ascend C project, modelled "
+            "AI Core cycles) or cann (a CANN host).",
+        ),
+    ] = "cpu",
 ) -> None:
     """Compile, check and measure one candidate in the sandbox; print its receipt."""
+    from justkernel.operators import OperatorDefinitionError
     from justkernel.toolchains import CandidateError, ToolchainError
     from justkernel.toolchains.sandbox import SandboxError
     from justkernel.workers.evaluator import CaseSelectionError
+    from justkernel.workers.worker_entry import TOOLCHAINS
 
+    if toolchain not in TOOLCHAINS:
+        fail(f"--toolchain: unknown {toolchain!r} (known: {', '.join(TOOLCHAINS)})")
     case_ids = None if cases.strip() == "all" else [c for c in cases.split(",") if c.strip()]
     if case_ids is not None:
         case_ids = [c.strip() for c in case_ids]
@@ -204,11 +277,13 @@ def evaluate_command(
             fail("--cases needs 'all' or at least one case id")
     try:
         receipt = run_async(
-            lambda: _evaluate(path, case_ids, team, slots, err_console if as_json else console)
+            lambda: _evaluate(
+                path, case_ids, team, slots, err_console if as_json else console, toolchain
+            )
         )
     except (CandidateError, CaseSelectionError) as exc:
         fail(str(exc))
-    except (ToolchainError, SandboxError) as exc:
+    except (ToolchainError, SandboxError, OperatorDefinitionError) as exc:
         fail(f"could not evaluate: {exc}", code=3)
     except OSError as exc:
         fail(f"cannot read the project: {exc}")

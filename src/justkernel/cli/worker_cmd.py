@@ -24,7 +24,8 @@ ScratchOption = Annotated[
     typer.Option("--scratch", help="This host's scratch folder (jobs, packs, toolchain caches)."),
 ]
 ToolchainOption = Annotated[
-    str, typer.Option("--toolchain", help="The toolchain this host offers: cpu or cann.")
+    str,
+    typer.Option("--toolchain", help="The toolchain this host offers: cpu, ascendc-cpu or cann."),
 ]
 
 

@@ -129,6 +129,27 @@ class HarnessSpec(_Frozen):
     exit_codes: HarnessExitCodes
 
 
+class AscendcTarget(_Frozen):
+    """The Ascend C (msopgen) project of the operator, for the `ascendc-cpu` and `cann`
+    toolchains: where its template lives and which files the build names. Project paths are
+    relative to `project`; editable globs as in `[paths]`, everything else must equal the
+    template (the CMakeLists.txt under op_host/ and op_kernel/ are the build's, not the team's:
+    msopgen regenerates them, and the `cann` toolchain refuses changed ones)."""
+
+    project: str
+    kernel_source: str
+    host_source: str
+    tiling_header: str
+    op_type: str = Field(pattern=r"^[A-Z][A-Za-z0-9]*$")
+    kernel_entry: str = Field(pattern=r"^[a-z_][a-z0-9_]*$")
+    editable: tuple[str, ...] = ("op_host/**", "op_kernel/**")
+    forbidden: tuple[str, ...] = ("op_host/CMakeLists.txt", "op_kernel/CMakeLists.txt")
+
+    @property
+    def paths(self) -> PathPolicy:
+        return PathPolicy(editable=self.editable, forbidden=self.forbidden)
+
+
 class OperatorDefinition(_Frozen):
     """One operator: what it computes, what teams may edit, how it is built, judged and run."""
 
@@ -140,6 +161,7 @@ class OperatorDefinition(_Frozen):
     cases: CaseRefs
     build: BuildSpec
     harness: HarnessSpec
+    ascendc: AscendcTarget | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> OperatorDefinition:
@@ -168,6 +190,26 @@ class OperatorDefinition(_Frozen):
     @property
     def cases_file(self) -> Path:
         return self.root / self.cases.file
+
+    def ascendc_target(self) -> OperatorDefinition:
+        """This definition seen through its Ascend C project: the template, editable paths and
+        the kernel/host sources are the `[ascendc]` section's, so the tree check, snapshot and
+        evaluator work on the msopgen project unchanged. Cases, precision and packs stay the
+        operator's (the same input packs serve every target)."""
+        target = self.ascendc
+        if target is None:
+            raise OperatorDefinitionError(f"{self.name}: operator.toml has no [ascendc] section")
+        operator = self.operator.model_copy(update={"project": target.project})
+        build = self.build.model_copy(
+            update={
+                "kernel_source": target.kernel_source,
+                "tiling_source": target.host_source,
+                "harness_source": target.tiling_header,  # no harness in the project; fixed
+                "kernel_entry": target.kernel_entry,
+                "tiling_entry": target.op_type,
+            }
+        )
+        return self.model_copy(update={"operator": operator, "build": build, "paths": target.paths})
 
     def precision_for(self, dtype: str) -> PrecisionStandard:
         try:
@@ -223,7 +265,22 @@ def load_definition(path: Path) -> OperatorDefinition:
     for key, rel in project_files.items():
         if not (definition.project_dir / rel).is_file():
             raise OperatorDefinitionError(f"{path}: {key}: {rel} not in the project template")
+    if definition.ascendc is not None:
+        _check_ascendc(path, definition, definition.ascendc)
     return definition
+
+
+def _check_ascendc(path: Path, definition: OperatorDefinition, target: AscendcTarget) -> None:
+    """The [ascendc] section names a template folder holding the files it names, editable."""
+    project = definition.root / target.project
+    if not project.is_dir():
+        raise OperatorDefinitionError(f"{path}: ascendc.project: {project} does not exist")
+    for key in ("kernel_source", "host_source", "tiling_header"):
+        rel = getattr(target, key)
+        if not (project / rel).is_file():
+            raise OperatorDefinitionError(f"{path}: ascendc.{key}: {rel} not in {project}")
+        if target.paths.access(rel) != "editable":
+            raise OperatorDefinitionError(f"{path}: ascendc.{key}: {rel} is not editable")
 
 
 def operators_dir() -> Path:

@@ -28,6 +28,7 @@ from justkernel.workers.receipts import (
 SEVERITY = (
     CaseOutcome.SANDBOX_VIOLATION,
     CaseOutcome.CRASHED,
+    CaseOutcome.API_MISUSE,  # ascendc-cpu only: deterministic, what real hardware punishes
     CaseOutcome.RESOURCE_LIMIT,
     CaseOutcome.TIMEOUT,
     CaseOutcome.INCORRECT,

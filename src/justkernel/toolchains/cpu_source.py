@@ -18,7 +18,7 @@ from pathlib import Path
 from justkernel.operators import OperatorDefinition
 from justkernel.teams.workspace import editable_tree_sha256
 
-IGNORED_DIRS = (".git", "build")  # top-level folders that are never part of a candidate
+IGNORED_DIRS = (".git", "build", "build_out")  # top-level folders never part of a candidate
 MAX_FILE_BYTES = 1 << 20  # an editable source file larger than this is refused
 MAX_TREE_FILES = 2000  # a snapshot refuses trees larger than this (not a project)
 MAX_TREE_BYTES = 64 << 20

@@ -36,6 +36,7 @@ class Status(StrEnum):
     CRASHED = "crashed"  # killed by a signal or an abnormal harness exit
     RESOURCE_LIMIT = "resource_limit"  # address space or file size limit
     SANDBOX_VIOLATION = "sandbox_violation"  # guard zone written, forbidden syscall, ...
+    API_MISUSE = "api_misuse"  # ascendc-cpu: an Ascend C call real hardware would punish
     PROBE_PASSED = "probe_passed"  # a probe whose every case passed (no cycles by design)
     MEASURED = "measured"  # a full job: all cases passed and every perf case has cycles
     TOOLCHAIN_UNAVAILABLE = "toolchain_unavailable"  # e.g. no CANN here; detail names what
@@ -52,6 +53,7 @@ class CaseOutcome(StrEnum):
     CRASHED = "crashed"
     RESOURCE_LIMIT = "resource_limit"
     SANDBOX_VIOLATION = "sandbox_violation"
+    API_MISUSE = "api_misuse"  # the harness reported a misuse (see CaseResult.misuse)
     NOT_RUN = "not_run"  # skipped after an earlier case timed out or violated the sandbox
 
 
@@ -91,6 +93,22 @@ class OutputResult(_Model):
         return value
 
 
+class Misuse(_Model):
+    """The first Ascend C misuse the ascendc-cpu harness saw in one run: which fixed check
+    fired, where the kernel or tiling code called it (file relative to the project), why."""
+
+    check: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    block: int | None = None  # the AI Core (GetBlockIdx) that misused the API
+
+    def site(self) -> str:
+        if self.file is None:
+            return "unknown site"
+        return self.file if self.line is None else f"{self.file}:{self.line}"
+
+
 class CaseResult(_Model):
     case_id: str
     outcome: CaseOutcome
@@ -100,6 +118,7 @@ class CaseResult(_Model):
     wall_seconds: float | None = None
     cpu_seconds: float | None = None
     logs: list[LogRef] = Field(default_factory=list)
+    misuse: Misuse | None = None  # outcome api_misuse: the harness's record
 
 
 class CycleCounters(_Model):
@@ -116,8 +135,36 @@ class CycleCounters(_Model):
     DLmw: int
 
 
+class PipeFigures(_Model):
+    """One pipe of the slowest core: busy cycles and busy / that core's makespan."""
+
+    busy: int
+    utilisation: float | None = None
+    instructions: int | None = None
+
+
+class CoreMakespan(_Model):
+    block: int
+    makespan: int
+
+
+class Pipeline(_Model):
+    """The ascendc-cpu cycle model's view of one perf case (run.json of the harness): total =
+    the makespan of the slowest AI Core; the pipes and the bound pipe are that core's."""
+
+    model: str  # cycle model version
+    soc: str
+    total: int
+    bound_pipe: str | None = None
+    block_dim: int | None = None
+    pipes: dict[str, PipeFigures] = Field(default_factory=dict)
+    cores: list[CoreMakespan] = Field(default_factory=list)
+    trace_truncated: bool = False
+
+
 class CycleResult(_Model):
-    """One perf case under the simulator; `est_cycles` is None when it was not measured."""
+    """One perf case under the simulator; `est_cycles` is None when it was not measured.
+    `counters` are callgrind's (cpu toolchain), `pipeline` the Ascend C model's (ascendc-cpu)."""
 
     case_id: str
     est_cycles: int | None
@@ -125,6 +172,7 @@ class CycleResult(_Model):
     check: CaseResult
     wall_seconds: float | None = None
     logs: list[LogRef] = Field(default_factory=list)
+    pipeline: Pipeline | None = None
 
 
 class CompileReport(_Model):
@@ -174,6 +222,7 @@ class Receipt(_Model):
     cycles: list[CycleResult] = Field(default_factory=list)
     total_est_cycles: int | None = None  # sum over perf cases, only when all were measured
     compile: CompileReport | None = None
+    misuse: Misuse | None = None  # status api_misuse: the first case's misuse record
     durations: StageDurations = Field(default_factory=StageDurations)
     executor: Executor
     logs: list[LogRef] = Field(default_factory=list)

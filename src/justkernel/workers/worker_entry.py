@@ -48,6 +48,12 @@ def _cpu(definition: OperatorDefinition, cache_dir: Path) -> Toolchain:
     return CpuToolchain(definition, cache_dir=cache_dir)
 
 
+def _ascendc_cpu(definition: OperatorDefinition, cache_dir: Path) -> Toolchain:
+    from justkernel.toolchains.ascendc_cpu import AscendcCpuToolchain
+
+    return AscendcCpuToolchain(definition, cache_dir=cache_dir)
+
+
 def _cann(definition: OperatorDefinition, cache_dir: Path) -> Toolchain:
     from justkernel.toolchains.cann import CannToolchain  # its defaults: SoC, simulator mode
 
@@ -57,6 +63,7 @@ def _cann(definition: OperatorDefinition, cache_dir: Path) -> Toolchain:
 # Toolchains a worker can build by id (each import is the toolchain's own cost).
 TOOLCHAINS: dict[str, Callable[[OperatorDefinition, Path], Toolchain]] = {
     "cpu": _cpu,
+    "ascendc-cpu": _ascendc_cpu,
     "cann": _cann,
 }
 
