@@ -17,10 +17,11 @@ from justkernel.core.events import PAYLOADS, UntypedPayload, parse_payload
 from justkernel.core.events.collab import OfficialResult
 from justkernel.core.events.doc import render_catalog
 from justkernel.core.events.runs import TeamRegistered, TeamResumed, TeamTurn
-from justkernel.events import NewEvent
+from justkernel.events import Event, NewEvent
 from justkernel.events.model import encode_payload
 from justkernel.lab import Lab
 from justkernel.paths import resources_dir
+from justkernel.reports.fold import RunState
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTVIEW = resources_dir() / "web" / "js" / "live" / "eventview.js"
@@ -180,3 +181,16 @@ async def test_the_log_appends_a_payload_model_as_its_kind_and_version(lab: Lab)
     assert [type(e.typed()) for e in stored] == [TeamTurn, TeamResumed]
     with pytest.raises(TypeError):
         await lab.events.append(run.id, TeamTurn(), {"state": "x"})
+
+
+def test_the_fold_reads_through_the_models_and_skips_a_malformed_payload() -> None:
+    def event(seq: int, kind: str, payload: dict[str, Any]) -> Event:
+        return Event("r", seq, kind, "t1", "2026-01-01T00:00:00Z", 1, json.dumps(payload))
+
+    state = RunState("r")
+    state.feed(event(1, "team.registered", {"display_name": "One", "legacy": True}))
+    state.feed(event(2, "experiment.planned", {"experiment": "x", "hypothesis": "h"}))
+    state.feed(event(3, "team.turn_end", {"status": "done"}))
+    assert state.teams["t1"].display_name == "One"
+    assert state.teams["t1"].experiments == {} and state.malformed == 1
+    assert (state.teams["t1"].status, state.last_seq) == ("done", 3)

@@ -5,6 +5,10 @@ Only the event log is read (docs/events.md), so a live run, an imported replay a
 fold the same way. `feed` is incremental, and only the kinds in `FOLDED_KINDS` carry state:
 a reader asks the store for those alone (tool calls and returns, two thirds of a log, are never
 read) and then `advance`s to the run's last sequence number.
+
+Payloads are read through their kind's model (`justkernel.core.events`), so a field the
+writer renamed fails the type check, not the dashboard; a payload of the wrong shape (a
+hand-edited bundle) is counted in `malformed` and changes nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +16,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
+from justkernel.core.events import EventPayload
+from justkernel.core.events.agents import (
+    ExperimentPlanned,
+    ExperimentReceipt,
+    ModelResponse,
+    ReceiptSummary,
+    TodosUpdated,
+)
+from justkernel.core.events.collab import (
+    A2AMessage,
+    CandidateFrozen,
+    JudgerModelReview,
+    OfficialResult,
+)
+from justkernel.core.events.runs import (
+    DispatchStopped,
+    ProviderPaused,
+    ProviderResumed,
+    RunSummary,
+    TeamExited,
+    TeamPaused,
+    TeamRegistered,
+    TeamTurnEnd,
+)
 from justkernel.events import Event, EventLog
 from justkernel.reports.judger_fold import JudgerFold
 from justkernel.reports.team_state import Job, TeamState, Usage
@@ -42,6 +72,7 @@ class RunState:
     judger_usage: Usage = field(default_factory=Usage)  # the Judger's model reviewer
     summary: dict[str, Any] | None = None
     paused_providers: dict[str, str] = field(default_factory=dict)
+    malformed: int = 0  # folded kinds whose payload did not fit the kind's model
 
     @property
     def candidates(self) -> dict[str, dict[str, Any]]:
@@ -66,8 +97,14 @@ class RunState:
             team = self._team(event.team)
             team.last_seq, team.last_ts = event.seq, event.ts
         handler = _HANDLERS.get(event.kind)
-        if handler is not None:
-            handler(self, event, event.payload)
+        if handler is None:
+            return
+        try:
+            payload = event.typed()
+        except ValidationError:
+            self.malformed += 1
+            return
+        handler(self, event, payload)
 
     def feed_all(self, events: list[Event]) -> None:
         for event in events:
@@ -84,111 +121,109 @@ class RunState:
         return team
 
     # -- handlers ---------------------------------------------------------------------------
-    def _registered(self, event: Event, p: dict[str, Any]) -> None:
+    def _registered(self, event: Event, p: TeamRegistered) -> None:
         team = self._team(event.team or "?")
-        team.display_name = p.get("display_name") or team.id
-        team.model_preset = p.get("model_preset")
-        team.provider = p.get("provider")
-        team.offline = bool(p.get("offline"))
-        team.config = p.get("config") or {}
-        team.baseline_commit = p.get("baseline_commit")
+        team.display_name = p.display_name or team.id
+        team.model_preset = p.model_preset
+        team.provider = p.provider
+        team.offline = bool(p.offline)
+        team.config = p.config or {}
+        team.baseline_commit = p.baseline_commit
         team.registered_seq = event.seq
 
-    def _turn(self, event: Event, _p: dict[str, Any]) -> None:
+    def _turn(self, event: Event, _p: EventPayload) -> None:
         team = self._team(event.team or "?")
         team.running, team.status, team.status_reason = True, "running", None
 
-    def _turn_end(self, event: Event, p: dict[str, Any]) -> None:
+    def _turn_end(self, event: Event, p: TeamTurnEnd) -> None:
         team = self._team(event.team or "?")
         team.running = False
         if not team.exited:
-            team.status, team.status_reason = p.get("status") or "idle", p.get("detail")
+            team.status, team.status_reason = p.status or "idle", p.detail
 
-    def _paused(self, event: Event, p: dict[str, Any]) -> None:
+    def _paused(self, event: Event, p: TeamPaused) -> None:
         team = self._team(event.team or "?")
-        team.status, team.status_reason = "paused", p.get("reason")
+        team.status, team.status_reason = "paused", p.reason
 
-    def _resumed(self, event: Event, _p: dict[str, Any]) -> None:
+    def _resumed(self, event: Event, _p: EventPayload) -> None:
         team = self._team(event.team or "?")
         if not team.exited:
             team.status, team.status_reason = "idle", None
 
-    def _exited(self, event: Event, p: dict[str, Any]) -> None:
+    def _exited(self, event: Event, p: TeamExited) -> None:
         team = self._team(event.team or "?")
         team.exited, team.running = True, False
-        team.status, team.status_reason = "exited", p.get("reason")
+        team.status, team.status_reason = "exited", p.reason
 
-    def _dispatch_started(self, _event: Event, _p: dict[str, Any]) -> None:
+    def _dispatch_started(self, _event: Event, _p: EventPayload) -> None:
         self.dispatch, self.dispatch_reason = "running", None
 
-    def _dispatch_stopped(self, _event: Event, p: dict[str, Any]) -> None:
-        self.dispatch, self.dispatch_reason = "stopped", p.get("reason")
+    def _dispatch_stopped(self, _event: Event, p: DispatchStopped) -> None:
+        self.dispatch, self.dispatch_reason = "stopped", p.reason
         for team in self.teams.values():
             team.running = False
             if team.status == "running":
                 team.status = "idle"
 
-    def _provider(self, _event: Event, p: dict[str, Any], paused: bool) -> None:
-        name = str(p.get("provider") or "?")
-        if paused:
-            self.paused_providers[name] = str(p.get("reason") or p.get("kind") or "")
-        else:
-            self.paused_providers.pop(name, None)
+    def _provider_paused(self, _event: Event, p: ProviderPaused) -> None:
+        self.paused_providers[str(p.provider or "?")] = str(p.reason or p.kind or "")
 
-    def _model_response(self, event: Event, p: dict[str, Any]) -> None:
-        usage, estimated = p.get("usage"), bool(p.get("usage_estimated"))
+    def _provider_resumed(self, _event: Event, p: ProviderResumed) -> None:
+        self.paused_providers.pop(str(p.provider or "?"), None)
+
+    def _model_response(self, event: Event, p: ModelResponse) -> None:
+        usage, estimated = p.usage, bool(p.usage_estimated)
         if event.team is not None:
             self._team(event.team).usage.add(usage, estimated)
-        provider = str(p.get("provider") or "?")
+        provider = str(p.provider or "?")
         self.providers.setdefault(provider, Usage()).add(usage, estimated)
-        member = p.get("member")
-        if event.team is not None and member:
-            self.members.setdefault((event.team, str(member)), Usage()).add(usage, estimated)
+        if event.team is not None and p.member:
+            self.members.setdefault((event.team, p.member), Usage()).add(usage, estimated)
 
-    def _model_review(self, _event: Event, p: dict[str, Any]) -> None:
-        if p.get("usage"):
-            self.judger_usage.add(p["usage"], False)
+    def _model_review(self, _event: Event, p: JudgerModelReview) -> None:
+        if p.usage is not None and p.usage.model_fields_set:
+            self.judger_usage.add(p.usage, False)
 
-    def _todos(self, event: Event, p: dict[str, Any]) -> None:
+    def _todos(self, event: Event, p: TodosUpdated) -> None:
         team = self._team(event.team or "?")
-        team.todos = [t for t in p.get("todos") or [] if isinstance(t, dict)]
+        team.todos = [t.to_payload() for t in p.todos or []]
         team.todos_seq = event.seq
 
-    def _source(self, event: Event, _p: dict[str, Any]) -> None:
+    def _source(self, event: Event, _p: EventPayload) -> None:
         self._team(event.team or "?").source_changes += 1
 
-    def _planned(self, event: Event, p: dict[str, Any]) -> None:
+    def _planned(self, event: Event, p: ExperimentPlanned) -> None:
         team = self._team(event.team or "?")
-        number = int(p.get("experiment") or len(team.experiments) + 1)
+        number = p.experiment or len(team.experiments) + 1
         team.experiments[number] = {
             "number": number,
             "seq": event.seq,
             "ts": event.ts,
-            "hypothesis": p.get("hypothesis"),
-            "change": p.get("change"),
-            "validation_criterion": p.get("validation_criterion"),
-            "failure_evidence": p.get("failure_evidence"),
-            "case_ids": p.get("case_ids") or [],
+            "hypothesis": p.hypothesis,
+            "change": p.change,
+            "validation_criterion": p.validation_criterion,
+            "failure_evidence": p.failure_evidence,
+            "case_ids": p.case_ids or [],
             "status": "planned",
             "receipts": [],
         }
 
-    def _receipt(self, event: Event, p: dict[str, Any]) -> None:
+    def _receipt(self, event: Event, p: ExperimentReceipt) -> None:
         team = self._team(event.team or "?")
-        receipt = p.get("receipt") or {}
-        number = p.get("experiment")
-        blobs = p.get("blobs") or []
+        receipt = p.receipt or ReceiptSummary()
+        number = p.experiment
+        blobs = p.blobs or []
         job = Job(
             seq=event.seq,
             ts=event.ts,
             team=team.id,
             experiment=number,
-            receipt_id=receipt.get("receipt_id"),
-            mode=receipt.get("mode"),
-            status=receipt.get("status"),
-            cache_hit=bool(receipt.get("cache_hit")),
-            cycles=receipt.get("total_est_cycles"),
-            executor=p.get("executor") or {},
+            receipt_id=receipt.receipt_id,
+            mode=receipt.mode,
+            status=receipt.status,
+            cache_hit=bool(receipt.cache_hit),
+            cycles=receipt.total_est_cycles,
+            executor=p.executor.to_payload() if p.executor is not None else {},
             blob=blobs[0] if blobs else None,
         )
         self.jobs.append(job)
@@ -199,10 +234,10 @@ class RunState:
             "mode": job.mode,
             "status": job.status,
             "cycles": job.cycles,
-            "cases_run": receipt.get("cases_run"),
-            "cases_passed": receipt.get("cases_passed"),
-            "source_sha256": receipt.get("source_sha256"),
-            "commit": p.get("commit"),
+            "cases_run": receipt.cases_run,
+            "cases_passed": receipt.cases_passed,
+            "source_sha256": receipt.source_sha256,
+            "commit": p.commit,
         }
         if isinstance(number, int):
             plan = team.experiments.setdefault(
@@ -219,32 +254,27 @@ class RunState:
                 team.best = {
                     **brief,
                     "experiment": number,
-                    "tree_sha256": p.get("tree_sha256"),
-                    "input_packs": p.get("input_packs"),
+                    "tree_sha256": p.tree_sha256,
+                    "input_packs": p.input_packs,
                     "executor": job.executor,
                     "blob": job.blob,
-                    "cycles_by_case": receipt.get("cycles"),
+                    "cycles_by_case": receipt.cycles,
                 }
                 if len(team.series) < SERIES_LIMIT:
                     team.series.append([event.ts, event.seq, job.cycles])
 
-    def _message(self, event: Event, p: dict[str, Any]) -> None:
-        sender = (
-            event.team
-            or str(p.get("sender") or "")
-            or (JUDGER_NODE if p.get("type") == "feedback" else LAB_NODE)
-        )
-        recipients = p.get("recipients")
-        if not isinstance(recipients, list) or not recipients:
-            to = p.get("to")
-            if to in (None, "all"):
+    def _message(self, event: Event, p: A2AMessage) -> None:
+        sender = event.team or p.sender or (JUDGER_NODE if p.type == "feedback" else LAB_NODE)
+        recipients = p.recipients
+        if not recipients:
+            if p.to in (None, "all"):
                 recipients = [t for t, s in self.teams.items() if not s.exited and t != sender]
             else:
-                recipients = [to]
-        kind = str(p.get("type") or "message")
+                recipients = [p.to]
+        kind = p.type or "message"
         for recipient in recipients:
-            if isinstance(recipient, str) and recipient != sender:
-                self._edge(sender, recipient, kind, event, str(p.get("summary") or ""))
+            if recipient != sender:
+                self._edge(sender, recipient, kind, event, p.summary or "")
 
     def _edge(self, source: str, target: str, kind: str, event: Event, summary: str) -> None:
         edge = self.edges.setdefault(
@@ -255,20 +285,20 @@ class RunState:
         edge["last_seq"], edge["last_ts"] = event.seq, event.ts
         edge["summary"] = summary[:200]
 
-    def _frozen(self, event: Event, p: dict[str, Any]) -> None:
+    def _frozen(self, event: Event, p: CandidateFrozen) -> None:
         cand = self.judger.frozen(event, p)
         if event.team is not None:
             self._team(event.team).candidates.append(cand["candidate_id"])
             note = f"frozen {cand['candidate_id']}"
             self._edge(event.team, JUDGER_NODE, "candidate", event, note)
 
-    def _official(self, event: Event, p: dict[str, Any]) -> None:
+    def _official(self, event: Event, p: OfficialResult) -> None:
         result = self.judger.result(event, p)
         if event.team is not None:
             self._team(event.team).official.append(result)
 
-    def _summary(self, _event: Event, p: dict[str, Any]) -> None:
-        self.summary = p
+    def _summary(self, _event: Event, p: RunSummary) -> None:
+        self.summary = p.to_payload()
 
     # -- views ------------------------------------------------------------------------------
     def team_list(self) -> list[dict[str, Any]]:
@@ -376,8 +406,8 @@ _HANDLERS: dict[str, Any] = {
     "run.dispatch_started": RunState._dispatch_started,
     "run.dispatch_stopped": RunState._dispatch_stopped,
     "run.summary": RunState._summary,
-    "provider.paused": lambda s, e, p: s._provider(e, p, True),
-    "provider.resumed": lambda s, e, p: s._provider(e, p, False),
+    "provider.paused": RunState._provider_paused,
+    "provider.resumed": RunState._provider_resumed,
     "model.response": RunState._model_response,
     "judger.model_review": RunState._model_review,
     "todos.updated": RunState._todos,

@@ -7,18 +7,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from justkernel.core.events import EventPayload
+from justkernel.core.events.collab import (
+    CandidateFrozen,
+    JudgerApproval,
+    JudgerNomination,
+    JudgerReview,
+    JudgerSubmission,
+    OfficialResult,
+)
 from justkernel.events import Event
 
-Payload = dict[str, Any]
 FROZEN_FIELDS = (
     "source_sha256", "tree_sha256", "commit", "receipt_key", "cycles_sum", "local_passed"
 )  # fmt: skip
 SUBMISSION_FIELDS = ("submission_id", "backend", "source_sha256", "quota_used", "quota_limit")
 
 
-def record(event: Event, p: Payload, *fields: str) -> dict[str, Any]:
-    """When it happened (seq, ts) and the payload fields named."""
-    return {"seq": event.seq, "ts": event.ts, **{name: p.get(name) for name in fields}}
+def record(event: Event, p: EventPayload, *fields: str) -> dict[str, Any]:
+    """When it happened (seq, ts) and the payload fields named (None where the model has
+    no such field or the log lacks it)."""
+    return {"seq": event.seq, "ts": event.ts, **{name: getattr(p, name, None) for name in fields}}
 
 
 def _order(cand: dict[str, Any]) -> tuple[int, str]:
@@ -35,8 +44,8 @@ class JudgerFold:
     official: list[dict[str, Any]] = field(default_factory=list)
     champion: dict[str, Any] | None = None
 
-    def candidate(self, p: Payload, team: str | None = None) -> dict[str, Any]:
-        key = str(p.get("candidate_id") or "?")
+    def candidate(self, candidate_id: str | None, team: str | None = None) -> dict[str, Any]:
+        key = candidate_id or "?"
         found = self.candidates.get(key)
         if found is None:
             found = self.candidates[key] = {
@@ -50,51 +59,51 @@ class JudgerFold:
                 "submissions": [],
                 "results": [],
             }
-        found["team"] = found["team"] or team or p.get("team")
+        found["team"] = found["team"] or team
         return found
 
-    def frozen(self, event: Event, p: Payload) -> dict[str, Any]:
-        cand = self.candidate(p, event.team)
+    def frozen(self, event: Event, p: CandidateFrozen) -> dict[str, Any]:
+        cand = self.candidate(p.candidate_id, event.team)
         cand["frozen"] = record(event, p, *FROZEN_FIELDS)
         return cand
 
-    def review(self, event: Event, p: Payload) -> None:
-        cand = self.candidate(p)
+    def review(self, event: Event, p: JudgerReview) -> None:
+        cand = self.candidate(p.candidate_id, p.team)
         cand["reviews"].append(
-            {**record(event, p, "verdict", "reviewer"), "reasons": p.get("reasons") or []}
+            {**record(event, p, "verdict", "reviewer"), "reasons": p.reasons or []}
         )
-        cand["status"] = "under_review" if p.get("verdict") == "accepted" else "rejected"
+        cand["status"] = "under_review" if p.verdict == "accepted" else "rejected"
 
-    def nomination(self, event: Event, p: Payload) -> None:
-        cand = self.candidate(p)
-        waiting = bool(p.get("awaiting_approval"))
+    def nomination(self, event: Event, p: JudgerNomination) -> None:
+        cand = self.candidate(p.candidate_id, p.team)
+        waiting = bool(p.awaiting_approval)
         cand["nomination"] = {
             **record(event, p, "cycles_sum", "champion_cycles"),
             "awaiting_approval": waiting,
         }
         cand["status"] = "awaiting_approval" if waiting else "nominated"
 
-    def approval(self, event: Event, p: Payload) -> None:
-        cand = self.candidate(p)
+    def approval(self, event: Event, p: JudgerApproval) -> None:
+        cand = self.candidate(p.candidate_id)
         cand["approvals"].append(record(event, p, "decision", "by"))
-        cand["status"] = "approved" if p.get("decision") == "approved" else "rejected"
+        cand["status"] = "approved" if p.decision == "approved" else "rejected"
 
-    def submission(self, event: Event, p: Payload) -> None:
-        cand = self.candidate(p)
+    def submission(self, event: Event, p: JudgerSubmission) -> None:
+        cand = self.candidate(p.candidate_id, p.team)
         cand["submissions"].append(record(event, p, *SUBMISSION_FIELDS))
         cand["status"] = "submitted"
 
-    def result(self, event: Event, p: Payload) -> dict[str, Any]:
+    def result(self, event: Event, p: OfficialResult) -> dict[str, Any]:
         result = {
             **record(event, p, "submission_id", "candidate_id", "source_sha256", "status"),
             "team": event.team,
-            "points": [pt for pt in p.get("points") or [] if isinstance(pt, dict)],
-            "prof_sum_us": p.get("prof_sum_us"),
-            "sota_changed": bool(p.get("sota_changed")),
+            "points": [pt.to_payload() for pt in p.points or []],
+            "prof_sum_us": p.prof_sum_us,
+            "sota_changed": bool(p.sota_changed),
         }
         self.official.append(result)
-        if p.get("candidate_id") is not None:
-            cand = self.candidate(p, event.team)
+        if p.candidate_id is not None:
+            cand = self.candidate(p.candidate_id, event.team)
             cand["results"].append(result)
             cand["status"] = result["status"] or cand["status"]
         if result["sota_changed"] and result["status"] == "official_pass":

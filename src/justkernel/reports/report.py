@@ -13,6 +13,9 @@ import subprocess
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
+from justkernel.core.events.agents import SourceChanged
 from justkernel.lab import Lab
 from justkernel.reports.document import (
     Banner,
@@ -82,8 +85,11 @@ async def _recorded_diff(lab: Lab, run_id: str, team: str, upto: int) -> str | N
     async for event in lab.events.iter_all(run_id):
         if event.seq > upto:
             break
-        if event.kind == "source.changed" and event.team == team:
-            last = event.payload.get("diff")
+        if event.kind == SourceChanged.KIND and event.team == team:
+            try:
+                last = SourceChanged.model_validate(event.payload).diff
+            except ValidationError:  # a malformed one shows nothing
+                last = None
     return last
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from justkernel.core.events.agents import Usage as ReportedUsage
+
 USAGE_FIELDS = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_input_tokens", "total")
 
 
@@ -30,15 +32,15 @@ class Usage:
     estimated: bool = False
     unreported: int = 0  # calls whose provider reported no usage at all
 
-    def add(self, usage: dict[str, Any] | None, estimated: bool) -> None:
+    def add(self, usage: ReportedUsage | None, estimated: bool) -> None:
         self.calls += 1
-        if not usage:
+        if usage is None or not usage.model_fields_set:
             self.unreported += 1
             return
         for name in USAGE_FIELDS:
-            setattr(self, name, _add(getattr(self, name), usage.get(name)))
-        if usage.get("cost_usd") is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + float(usage["cost_usd"])
+            setattr(self, name, _add(getattr(self, name), getattr(usage, name)))
+        if usage.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + float(usage.cost_usd)
         self.estimated |= estimated
 
     def to_dict(self) -> dict[str, Any]:

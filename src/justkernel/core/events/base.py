@@ -27,6 +27,11 @@ class PayloadPart(BaseModel):
 
     model_config = ConfigDict(extra="allow", protected_namespaces=())
 
+    def to_payload(self) -> dict[str, Any]:
+        """The JSON object to store: the fields the writer set (a field it left out stays
+        out, as before the models existed) and any extra ones."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
 
 class EventPayload(PayloadPart):
     """The payload of one event kind. A subclass that sets `KIND` is registered."""
@@ -45,11 +50,6 @@ class EventPayload(PayloadPart):
         if kind in PAYLOADS:
             raise TypeError(f"event kind {kind!r} has two payload models")
         PAYLOADS[kind] = cls
-
-    def to_payload(self) -> dict[str, Any]:
-        """The JSON object to store: the fields the writer set (a field it left out stays
-        out, as before the models existed) and any extra ones."""
-        return self.model_dump(mode="json", exclude_unset=True)
 
 
 class UntypedPayload(EventPayload):
