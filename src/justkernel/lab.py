@@ -8,6 +8,7 @@ from justkernel.events import EventLog
 from justkernel.settings.config import Settings
 from justkernel.settings.secrets import SecretsStore
 from justkernel.store import BlobStore, Database, RunRepository, migrate, open_database
+from justkernel.store.submissions import SubmissionStore
 
 
 @dataclass
@@ -18,6 +19,7 @@ class Lab:
     events: EventLog
     blobs: BlobStore
     secrets: SecretsStore
+    submissions: SubmissionStore
 
     async def close(self) -> None:
         await self.db.dispose()
@@ -35,4 +37,5 @@ async def open_lab(settings: Settings) -> Lab:
         events=EventLog(db),
         blobs=BlobStore(settings.blobs_dir),
         secrets=SecretsStore(settings.config_dir),
+        submissions=SubmissionStore(db),
     )

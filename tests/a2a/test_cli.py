@@ -14,7 +14,7 @@ from justkernel.a2a.tokens import TeamIdentity, TokenStore, token_digest
 from justkernel.cli.main import app
 from justkernel.lab import open_lab
 from justkernel.settings.config import Settings
-from justkernel.teams.registry import TeamRegistry
+from justkernel.store.teams import TeamRegistry
 
 
 async def _new_run(settings: Settings) -> str:

@@ -10,8 +10,8 @@ from a2a.helpers import get_data_parts, new_data_part
 from a2a.types import GetExtendedAgentCardRequest, TaskState
 from a2a.utils.errors import A2AError
 
-from justkernel.judger.candidates import CandidateStore
 from justkernel.runtime import LabRuntime
+from justkernel.store.candidates import CandidateStore
 from tests.a2a.conftest import (
     Served,
     fixture_files,

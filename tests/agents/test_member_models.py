@@ -17,7 +17,7 @@ from justkernel.runtime import LabRuntime
 from justkernel.scheduler.budget import BudgetCaps
 from justkernel.scheduler.scheduler import Scheduler, SchedulerConfig
 from justkernel.settings.models import ModelPreset
-from justkernel.teams.registry import Team
+from justkernel.store.teams import Team
 from tests.support.labs import scripted_preset
 from tests.support.openai_server import OpenAIServer, Reply, ToolCall, Usage
 

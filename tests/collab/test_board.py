@@ -8,7 +8,7 @@ import pytest
 
 from justkernel.a2a.board import BoardError, LabBoard
 from justkernel.lab import Lab
-from justkernel.teams.registry import TeamRegistry
+from justkernel.store.teams import TeamRegistry
 
 
 async def _board_with_teams(lab: Lab, tmp_path: Path, policies: list[str]) -> tuple[str, LabBoard]:

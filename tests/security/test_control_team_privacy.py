@@ -24,13 +24,13 @@ from sqlalchemy import insert
 from justkernel.a2a.board import LabBoard
 from justkernel.a2a.external import join_external
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
-from justkernel.judger.candidates import CandidateStore, pack_files
 from justkernel.judger.judger import Judger
 from justkernel.judger.settings import JudgerSettings
 from justkernel.runtime import LabRuntime
 from justkernel.settings.config import Settings
+from justkernel.store.candidates import CandidateStore, pack_files
 from justkernel.store.schema import candidates
-from justkernel.teams.registry import Team, TeamRegistry
+from justkernel.store.teams import Team, TeamRegistry
 from justkernel.teams.workspace import editable_tree_sha256
 from justkernel.workers.receipts import utc_now
 from tests.a2a.conftest import Served, send, serve_a2a, team_client

@@ -17,10 +17,10 @@ from a2a.helpers import get_message_text, new_data_part, new_raw_part
 from a2a.types import TaskState
 from sqlalchemy import insert
 
-from justkernel.judger.candidates import pack_files
 from justkernel.runtime import LabRuntime
+from justkernel.store.candidates import pack_files
 from justkernel.store.schema import candidates
-from justkernel.teams.registry import TeamRegistry
+from justkernel.store.teams import TeamRegistry
 from justkernel.workers.receipts import utc_now
 from tests.a2a.conftest import (
     Served,

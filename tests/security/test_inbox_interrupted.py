@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from justkernel.a2a.board import LabBoard
 from justkernel.agents.observer import inbox_reads
 from justkernel.lab import Lab
-from justkernel.teams.registry import TeamRegistry
+from justkernel.store.teams import TeamRegistry
 
 
 async def test_feedback_taken_by_an_interrupted_read_is_delivered_again(

@@ -11,10 +11,10 @@ from langchain_core.tools import BaseTool
 from justkernel.a2a.board import LabBoard
 from justkernel.agents.board_tools import BoardAccess, build_board_tools
 from justkernel.agents.tools import TeamContext
-from justkernel.judger.candidates import CandidateStore
 from justkernel.runtime import LabRuntime
+from justkernel.store.candidates import CandidateStore
+from justkernel.store.teams import Team, TeamRegistry
 from justkernel.teams.experiments import ExperimentBook
-from justkernel.teams.registry import Team, TeamRegistry
 from justkernel.teams.workspace import TeamWorkspace
 
 

@@ -220,7 +220,7 @@ async def awaiting_candidate(lab: Lab, run_id: str, candidate_id: str, team: str
 
 
 async def candidate_status(lab: Lab, run_id: str, candidate_id: str) -> str:
-    from justkernel.judger.candidates import CandidateStore
+    from justkernel.store.candidates import CandidateStore
 
     store = CandidateStore(lab.db, lab.events, lab.blobs)
     return (await store.get(run_id, candidate_id)).status

@@ -30,7 +30,7 @@ from justkernel.faults import crash_point
 from justkernel.store.database import Database
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import board_messages, deliveries
-from justkernel.teams.registry import TeamRegistry
+from justkernel.store.teams import TeamRegistry
 
 MESSAGE_TYPES = ("message", "candidate", "experience", "feedback")
 RATE_WINDOW_SECONDS = 60.0

@@ -52,7 +52,6 @@ from a2a.types import (
 )
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, PROTOCOL_VERSION_1_0
 from google.protobuf.json_format import MessageToDict
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -66,8 +65,7 @@ from justkernel.a2a.jsonrpc_body import JsonRpcBodyCheck
 from justkernel.a2a.tokens import TeamIdentity, TokenStore
 from justkernel.lab import Lab
 from justkernel.settings.redaction import register as register_secret
-from justkernel.store.schema import teams
-from justkernel.teams.registry import Team, TeamRegistry, UnknownTeam
+from justkernel.store.teams import Team, TeamRegistry, UnknownTeam
 
 TEAM_ID_RE = re.compile(r"^team-\d{3}$")
 RPC_URL_KEY = "justkernel.rpc_url"
@@ -325,11 +323,7 @@ class A2AEndpoint:
 
     async def _public_card(self, request: Request) -> Response:
         team_id = request.path_params["team_id"]
-        async with self.lab.db.reader.connect() as conn:
-            known = (
-                await conn.execute(select(teams.c.id).where(teams.c.id == team_id).limit(1))
-            ).first()
-        if known is None:
+        if not await self.registry.exists(team_id):
             return _json(404, "not_found", "no such team")
         rpc_url = self.rpc_url(request.scope, team_id)
         body = json.dumps(agent_card_to_dict(team_card(team_id, rpc_url)))

@@ -32,10 +32,10 @@ from google.protobuf.json_format import MessageToDict
 from justkernel.a2a.board import BoardError, LabBoard
 from justkernel.a2a.tokens import TeamIdentity
 from justkernel.core.relpath import relpath_problem
-from justkernel.judger.candidates import CandidateStore
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
-from justkernel.teams.registry import TeamRegistry
+from justkernel.store.candidates import CandidateStore
+from justkernel.store.teams import TeamRegistry
 from justkernel.toolchains.cpu_source import MAX_FILE_BYTES
 from justkernel.workers.evaluator import Evaluator
 from justkernel.workers.receipts import Receipt

@@ -15,7 +15,7 @@ from typing import Any
 from justkernel.a2a.policies import DEFAULT_POLICY, POLICIES, SharingPolicy
 from justkernel.a2a.tokens import TokenStore
 from justkernel.lab import Lab
-from justkernel.teams.registry import Team, TeamRegistry, UnknownTeam
+from justkernel.store.teams import Team, TeamRegistry, UnknownTeam
 
 EXTERNAL_PRESET = "external"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}$")

@@ -24,7 +24,7 @@ from justkernel.a2a.policies import (
 )
 from justkernel.agents.tools import TeamContext
 from justkernel.core.relpath import relpath_problem
-from justkernel.judger.candidates import CandidateStore
+from justkernel.store.candidates import CandidateStore
 from justkernel.teams.workspace import SCRATCH_DIR, WorkspaceError
 
 INBOX_LIMIT = 20

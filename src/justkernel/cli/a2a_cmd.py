@@ -72,7 +72,7 @@ def token_command(
 ) -> None:
     """Issue a new token for an existing team; its earlier tokens stop working."""
     from justkernel.a2a.external import JoinError, issue_token
-    from justkernel.teams.registry import TeamRegistry
+    from justkernel.store.teams import TeamRegistry
 
     settings = settings_or_exit()
 

@@ -90,7 +90,7 @@ def set_settings(
 @judger_app.command("pending")
 def pending(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
     """Nominations of a run that wait for a human decision."""
-    from justkernel.judger.candidates import CandidateStore
+    from justkernel.store.candidates import CandidateStore
 
     async def go() -> list[Any]:
         async with lab_context(settings_or_exit()) as lab:
@@ -122,7 +122,7 @@ def _guard(factory: Any) -> Any:
 
 def _decide(run_id: str, candidate_id: str, decision: str) -> None:
     from justkernel.judger.approvals import decide
-    from justkernel.judger.candidates import CandidateStore
+    from justkernel.store.candidates import CandidateStore
 
     async def go() -> dict[str, Any]:
         async with lab_context(settings_or_exit()) as lab:

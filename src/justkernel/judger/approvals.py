@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from justkernel.judger.candidates import CandidateStore
 from justkernel.lab import Lab
+from justkernel.store.candidates import CandidateStore
 
 DECISIONS = ("approved", "rejected")
 

@@ -12,13 +12,11 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
-
-from sqlalchemy import and_, func, select, update
 
 from justkernel.a2a.board import LabBoard
 from justkernel.a2a.policies import DEFAULT_POLICY, shares_publicly
+from justkernel.core.statuses import CandidateStatus, SubmissionStatus
 from justkernel.evaluation.protocol import (
     CandidateBundle,
     EvaluationClient,
@@ -28,38 +26,20 @@ from justkernel.evaluation.protocol import (
 )
 from justkernel.faults import crash_point
 from justkernel.judger.approvals import decide
-from justkernel.judger.candidates import Candidate, CandidateStore
 from justkernel.judger.feedback import audience, point_feedback, seen_by
 from justkernel.judger.quota import Clock, quota_day, utc_clock
 from justkernel.judger.review import Review, review_candidate
 from justkernel.judger.settings import JudgerSettings, JudgerSettingsFile
-from justkernel.judger.submitting import Reservation, SubmissionRows
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
-from justkernel.store.runs import utc_now_iso
-from justkernel.store.schema import candidates as candidates_table
-from justkernel.store.schema import submissions
+from justkernel.store.candidates import Candidate, CandidateStore
+from justkernel.store.submissions import Submission, SubmissionStore
 from justkernel.workers.cache import ReceiptCache
 
 log = logging.getLogger("justkernel.judger")
 
-# a submission reserved or sent whose official result has not been recorded yet
-IN_FLIGHT = ("submitting", "submitted")
-
 # (model preset, frozen files, the rules' review) -> the final review; see judger.session
 ModelReview = Callable[[str, dict[str, bytes], Review], Awaitable[Review]]
-
-
-@dataclass(frozen=True)
-class Submission:
-    id: str
-    candidate_id: str
-    team_id: str
-    source_sha256: str
-    backend: str
-    day: str
-    status: str
-    result: dict[str, Any] | None
 
 
 class Judger:
@@ -91,7 +71,7 @@ class Judger:
         self.settings_file = settings_file
         self.model_review = model_review
         self.receipts = ReceiptCache(lab.settings.resolved_data_dir / "receipts")
-        self.rows = SubmissionRows(lab, run_id, client)
+        self.rows: SubmissionStore = lab.submissions
 
     def _reload(self) -> None:
         if self.settings_file is not None:  # a broken file keeps the last good settings
@@ -121,9 +101,10 @@ class Judger:
     # -- review -----------------------------------------------------------------------------
     async def _review_frozen(self) -> None:
         # under_review is only ever left behind by a crash mid-review: review it again
-        waiting = await self.candidates.list(self.run_id, status="under_review")
-        for cand in waiting + await self.candidates.list(self.run_id, status="frozen"):
-            await self.candidates.set_status(self.run_id, cand.id, "under_review")
+        waiting = await self.candidates.list(self.run_id, status=CandidateStatus.UNDER_REVIEW)
+        frozen = await self.candidates.list(self.run_id, status=CandidateStatus.FROZEN)
+        for cand in waiting + frozen:
+            await self.candidates.set_status(self.run_id, cand.id, CandidateStatus.UNDER_REVIEW)
             receipt = self.receipts.get(cand.receipt_key)
             files = self.candidates.files(cand)
             review = await asyncio.to_thread(
@@ -136,7 +117,11 @@ class Judger:
             )
             if review.verdict == "accepted":
                 review = await self._model_review(files, review)
-            status = "reviewed" if review.verdict == "accepted" else "rejected"
+            status = (
+                CandidateStatus.REVIEWED
+                if review.verdict == "accepted"
+                else CandidateStatus.REJECTED
+            )
             await self.candidates.set_status(self.run_id, cand.id, status, review.to_dict())
             await self._emit(
                 "judger.review",
@@ -158,30 +143,13 @@ class Judger:
 
     # -- the state of the art -----------------------------------------------------------------
     async def submissions(self, *, backend: str | None = None) -> list[Submission]:
-        query = select(submissions).where(submissions.c.run_id == self.run_id)
-        if backend is not None:
-            query = query.where(submissions.c.backend == backend)
-        async with self.lab.db.reader.connect() as conn:
-            rows = (await conn.execute(query.order_by(submissions.c.submitted_at))).all()
-        return [
-            Submission(
-                r.id,
-                r.candidate_id,
-                r.team_id,
-                r.source_sha256,
-                r.backend,
-                r.day,
-                r.status,
-                r.result,
-            )
-            for r in rows
-        ]
+        return await self.rows.list(self.run_id, backend=backend)
 
     async def champion(self) -> tuple[Submission, Candidate] | None:
         """The verified state of the art: the best official pass (lowest prof_sum)."""
         best: tuple[Submission, Candidate] | None = None
         for sub in await self.submissions(backend=self.client.backend):
-            if sub.status != "official_pass" or not sub.result:
+            if sub.status != SubmissionStatus.OFFICIAL_PASS or not sub.result:
                 continue
             prof = sub.result.get("prof_sum_us")
             if prof is None:
@@ -195,7 +163,7 @@ class Judger:
         submission still waiting for its result (a failed one no longer counts)."""
         bars = []
         for sub in await self.submissions(backend=self.client.backend):
-            if sub.status in ("submitting", "submitted", "unknown", "official_pass"):
+            if sub.status != SubmissionStatus.OFFICIAL_FAIL:  # waiting, unknown or champion
                 cand = await self.candidates.get(self.run_id, sub.candidate_id)
                 if cand.cycles_sum is not None:
                     bars.append(cand.cycles_sum)
@@ -204,69 +172,37 @@ class Judger:
     async def busy(self) -> bool:
         """Whether results may still come: a candidate waits for review, nomination or a
         human decision, or a submission for the judge's answer or its result."""
-        for status in ("frozen", "under_review", "nominated", "awaiting_approval"):
+        for status in (
+            CandidateStatus.FROZEN,
+            CandidateStatus.UNDER_REVIEW,
+            CandidateStatus.NOMINATED,
+            CandidateStatus.AWAITING_APPROVAL,
+        ):
             if await self.candidates.list(self.run_id, status=status):
                 return True
-        if any(s.status in IN_FLIGHT for s in await self.submissions(backend=self.client.backend)):
+        if any(s.status.in_flight for s in await self.submissions(backend=self.client.backend)):
             return True
-        if await self.candidates.list(self.run_id, status="approved_pending"):
+        if await self.candidates.list(self.run_id, status=CandidateStatus.APPROVED_PENDING):
             return await self.used_today() < self.config.quota_per_day
         return False
 
     async def used_today(self) -> int:
-        day = quota_day(self.clock())
-        async with self.lab.db.reader.connect() as conn:
-            return (
-                await conn.execute(
-                    select(func.count())
-                    .select_from(submissions)
-                    .where(submissions.c.backend == self.client.backend, submissions.c.day == day)
-                )
-            ).scalar_one()
+        return await self.rows.count_on_day(self.client.backend, quota_day(self.clock()))
 
     # -- nominate and submit ------------------------------------------------------------------
-    async def _submitted_sources(self) -> set[str]:
-        async with self.lab.db.reader.connect() as conn:
-            rows = (
-                await conn.execute(
-                    select(submissions.c.source_sha256).where(
-                        submissions.c.backend == self.client.backend
-                    )
-                )
-            ).all()
-        return {r.source_sha256 for r in rows}
-
     async def diagnosis_used_today(self) -> int:
         """Today's submissions of sources that did not pass local precision."""
         day = quota_day(self.clock())
-        joined = submissions.join(
-            candidates_table,
-            and_(
-                candidates_table.c.run_id == submissions.c.run_id,
-                candidates_table.c.id == submissions.c.candidate_id,
-            ),
-        )
-        async with self.lab.db.reader.connect() as conn:
-            return (
-                await conn.execute(
-                    select(func.count())
-                    .select_from(joined)
-                    .where(
-                        submissions.c.backend == self.client.backend,
-                        submissions.c.day == day,
-                        candidates_table.c.local_passed.is_(False),
-                    )
-                )
-            ).scalar_one()
+        return await self.rows.count_on_day(self.client.backend, day, unverified_only=True)
 
     async def _challenger(self) -> Candidate | None:
         """The best reviewed source not yet submitted that beats the bar by the margin; under
         the official-driven strategy, else the oldest unverified one within the diagnosis
         allowance (its official per-point results are the diagnosis)."""
-        done = await self._submitted_sources()
+        done = await self.rows.sources(self.client.backend)
         reviewed = [
             c
-            for c in await self.candidates.list(self.run_id, status="reviewed")
+            for c in await self.candidates.list(self.run_id, status=CandidateStatus.REVIEWED)
             if c.source_sha256 not in done
         ]
         verified = [c for c in reviewed if c.local_passed and c.cycles_sum is not None]
@@ -286,7 +222,7 @@ class Judger:
     async def _nominate_and_submit(self) -> None:
         # approved by a human, or nominated just before a crash
         await self._resume_submitting()
-        for status in ("approved_pending", "nominated"):
+        for status in (CandidateStatus.APPROVED_PENDING, CandidateStatus.NOMINATED):
             for cand in await self.candidates.list(self.run_id, status=status):
                 await self._submit(cand)
         if await self.used_today() >= self.config.quota_per_day:
@@ -297,7 +233,9 @@ class Judger:
         bar = await self._bar()
         waiting = bool(self.config.human_approval)
         await self.candidates.set_status(
-            self.run_id, best.id, "awaiting_approval" if waiting else "nominated"
+            self.run_id,
+            best.id,
+            CandidateStatus.AWAITING_APPROVAL if waiting else CandidateStatus.NOMINATED,
         )
         await self._emit(
             "judger.nomination",
@@ -321,29 +259,36 @@ class Judger:
     async def _submit(self, cand: Candidate) -> None:
         used = await self.used_today()
         if used >= self.config.quota_per_day:  # try tomorrow; a human's approval stands
-            if cand.status != "approved_pending":
-                await self.candidates.set_status(self.run_id, cand.id, "reviewed")
+            if cand.status != CandidateStatus.APPROVED_PENDING:
+                await self.candidates.set_status(self.run_id, cand.id, CandidateStatus.REVIEWED)
             return
         # reserve first, with the key every try will send: a crash after this never sends
         # the same source under another key
-        reserved = await self.rows.reserve(cand, quota_day(self.clock()))
+        reserved = await self.rows.reserve(
+            self.run_id,
+            candidate_id=cand.id,
+            team_id=cand.team_id,
+            source_sha256=cand.source_sha256,
+            backend=self.client.backend,
+            day=quota_day(self.clock()),
+        )
         if reserved is None:  # this source was already submitted to this backend
-            await self.candidates.set_status(self.run_id, cand.id, "submitted")
+            await self.candidates.set_status(self.run_id, cand.id, CandidateStatus.SUBMITTED)
             return
         await self._send(reserved, cand, again=False)
 
     async def _resume_submitting(self) -> None:
         """Rows left in the submit window (a crash, or an answer that never came): sent
         again under their own key, so the judge answers with what it already holds."""
-        for reserved in await self.rows.in_window():
+        for reserved in await self.rows.in_window(self.run_id, self.client.backend):
             cand = await self.candidates.get(self.run_id, reserved.candidate_id)
             if reserved.idempotency_key is None:  # reserved before keys were kept
-                log.warning("judger: %s has no idempotency key; left unknown", reserved.row_id)
+                log.warning("judger: %s has no idempotency key; left unknown", reserved.id)
                 await self.rows.mark_unknown(reserved)
                 continue
             await self._send(reserved, cand, again=True)
 
-    async def _send(self, reserved: Reservation, cand: Candidate, *, again: bool) -> None:
+    async def _send(self, reserved: Submission, cand: Candidate, *, again: bool) -> None:
         note = "" if cand.local_passed else "local precision not fully verified"
         bundle = CandidateBundle.create(
             self.operator.name,
@@ -362,11 +307,13 @@ class Judger:
             await self.rows.drop(reserved)
             retry = not isinstance(exc, JudgeRejected)
             await self.candidates.set_status(
-                self.run_id, cand.id, "reviewed" if retry else "rejected"
+                self.run_id,
+                cand.id,
+                CandidateStatus.REVIEWED if retry else CandidateStatus.REJECTED,
             )
             raise
         except JudgeError:  # maybe received: the row stays, to be sent again under its key
-            await self.candidates.set_status(self.run_id, cand.id, "submitted")
+            await self.candidates.set_status(self.run_id, cand.id, CandidateStatus.SUBMITTED)
             raise
         crash_point("submit.window")
         # the news first, the row last: a crash in between sends the key again, gets the same
@@ -386,13 +333,13 @@ class Judger:
             },
             f"judger.submission:{submission_id}",
         )
-        await self.rows.record(reserved, submission_id)
-        await self.candidates.set_status(self.run_id, cand.id, "submitted")
+        await self.rows.record_sent(reserved, submission_id)
+        await self.candidates.set_status(self.run_id, cand.id, CandidateStatus.SUBMITTED)
 
     # -- results --------------------------------------------------------------------------
     async def _collect_results(self) -> None:
         for sub in await self.submissions(backend=self.client.backend):
-            if sub.status != "submitted":
+            if sub.status != SubmissionStatus.SUBMITTED:
                 continue
             result = await self.client.result(sub.id)
             if not result.status.done:
@@ -404,7 +351,9 @@ class Judger:
         earlier = [
             (s.team_id, s.result)
             for s in await self.submissions(backend=self.client.backend)
-            if s.id != sub.id and s.result and s.status in ("official_pass", "official_fail")
+            if s.id != sub.id
+            and s.result
+            and s.status in (SubmissionStatus.OFFICIAL_PASS, SubmissionStatus.OFFICIAL_FAIL)
         ]
         own = seen_by(data, earlier, audience(sub.team_id, policies))
         await self.board.post(
@@ -437,7 +386,7 @@ class Judger:
     async def _record_result(self, sub: Submission, result: Any) -> None:
         champion = await self.champion()
         passed = result.passed
-        status = "official_pass" if passed else "official_fail"
+        status = SubmissionStatus.OFFICIAL_PASS if passed else SubmissionStatus.OFFICIAL_FAIL
         points = point_feedback(result)
         data = {
             "submission_id": sub.id,
@@ -467,10 +416,5 @@ class Judger:
         # a correction task for the submitting team, and the news for every team that shares;
         # a control team's result is news to nobody, and it hears of nobody's (feedback.py)
         await self._post_feedback(sub, data, status)
-        async with self.lab.db.writer.begin() as conn:
-            await conn.execute(
-                update(submissions)
-                .where(submissions.c.id == sub.id)
-                .values(status=status, result=data, finished_at=utc_now_iso())
-            )
-        await self.candidates.set_status(self.run_id, sub.candidate_id, status)
+        await self.rows.record_result(sub.id, status, data)
+        await self.candidates.set_status(self.run_id, sub.candidate_id, CandidateStatus(status))

@@ -12,8 +12,8 @@ from typing import Any
 from justkernel.a2a.board import LabBoard
 from justkernel.a2a.policies import SharingPolicy, shares_publicly
 from justkernel.faults import crash_point
-from justkernel.judger.candidates import CandidateStore
-from justkernel.teams.registry import Team
+from justkernel.store.candidates import CandidateStore
+from justkernel.store.teams import Team
 
 
 class CandidateHandoff:

@@ -39,7 +39,6 @@ from justkernel.agents.harness import (
 from justkernel.agents.observer import Governance, TeamObserver, TeamPaused, inbox_reads
 from justkernel.agents.playbook import DONE_MARKER
 from justkernel.agents.tools import EvaluatorLike, TeamContext
-from justkernel.judger.candidates import CandidateStore
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
 from justkernel.scheduler.budget import BudgetCaps, BudgetGovernor
@@ -47,9 +46,10 @@ from justkernel.scheduler.handoff import CandidateHandoff
 from justkernel.scheduler.limits import ModelCallLimiter, ProviderPaused
 from justkernel.scheduler.watchdog import Watchdog, WatchdogLimits
 from justkernel.settings.models import ModelPreset
+from justkernel.store.candidates import CandidateStore
+from justkernel.store.teams import Team, TeamRegistry
 from justkernel.teams.experiments import ExperimentBook
 from justkernel.teams.proposed_cases import ProposedCases
-from justkernel.teams.registry import Team, TeamRegistry
 from justkernel.teams.workspace import TeamWorkspace
 from justkernel.workers.evaluator import Evaluator
 from justkernel.workers.extended import extend_evaluator

@@ -20,7 +20,7 @@ from justkernel.a2a.endpoint import A2AEndpoint, a2a_routes
 from justkernel.lab import Lab
 from justkernel.paths import resources_dir
 from justkernel.settings.models import load_model_presets
-from justkernel.teams.registry import UnknownTeam
+from justkernel.store.teams import UnknownTeam
 from justkernel.web import (
     api,
     config_api,

@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from justkernel.judger.approvals import DecisionRefused, decide
-from justkernel.judger.candidates import CandidateStore
 from justkernel.judger.settings import (
     JudgerSettings,
     JudgerSettingsError,
@@ -22,6 +21,7 @@ from justkernel.judger.settings import (
 )
 from justkernel.lab import Lab
 from justkernel.settings.models import ModelPreset
+from justkernel.store.candidates import CandidateStore
 from justkernel.web.forms import Conflict, FormErrors, parse_model
 
 

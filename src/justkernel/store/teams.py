@@ -1,4 +1,5 @@
-"""The team registry: up to 100 teams per run, stable ids, display names from the model.
+"""The team registry (table `teams`): up to 100 teams per run, stable ids, display names from
+the model; the number and the name are given in the transaction that counts the run's teams.
 
 A team that exits keeps its row, workspace and history; it only stops being dispatched.
 """
@@ -7,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from sqlalchemy import func, insert, select, update
 
 from justkernel.store.database import Database
+from justkernel.store.records import Record
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import teams
 
@@ -28,7 +30,9 @@ class UnknownTeam(LookupError):
 
 
 @dataclass(frozen=True)
-class Team:
+class Team(Record):
+    PUBLIC: ClassVar = {"workspace": None}  # a host path: never shown
+
     run_id: str
     id: str
     number: int
@@ -40,36 +44,6 @@ class Team:
     created_at: str
     exited_at: str | None
     config: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "id": self.id,
-            "number": self.number,
-            "display_name": self.display_name,
-            "model_preset": self.model_preset,
-            "status": self.status,
-            "status_reason": self.status_reason,
-            "created_at": self.created_at,
-            "exited_at": self.exited_at,
-            "config": self.config,
-        }
-
-
-def _row(row: Any) -> Team:
-    return Team(
-        run_id=row.run_id,
-        id=row.id,
-        number=row.number,
-        display_name=row.display_name,
-        model_preset=row.model_preset,
-        status=row.status,
-        status_reason=row.status_reason,
-        workspace=Path(row.workspace),
-        created_at=row.created_at,
-        exited_at=row.exited_at,
-        config=dict(row.config or {}),
-    )
 
 
 class TeamRegistry:
@@ -130,7 +104,13 @@ class TeamRegistry:
         if not include_exited:
             query = query.where(teams.c.status != "exited")
         async with self._db.reader.connect() as conn:
-            return [_row(r) for r in (await conn.execute(query)).all()]
+            return [Team.from_row(r) for r in (await conn.execute(query)).all()]
+
+    async def exists(self, team_id: str) -> bool:
+        """Whether any run has a team of that id (a public agent card needs no more)."""
+        async with self._db.reader.connect() as conn:
+            found = await conn.execute(select(teams.c.id).where(teams.c.id == team_id).limit(1))
+            return found.first() is not None
 
     async def get(self, run_id: str, team_id: str) -> Team:
         async with self._db.reader.connect() as conn:
@@ -141,7 +121,7 @@ class TeamRegistry:
             ).one_or_none()
         if row is None:
             raise UnknownTeam(f"{run_id}/{team_id}")
-        return _row(row)
+        return Team.from_row(row)
 
     async def set_status(
         self, run_id: str, team_id: str, status: TeamStatus, reason: str | None = None

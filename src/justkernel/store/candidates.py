@@ -12,35 +12,50 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from justkernel.core.relpath import relpath_problem
-from justkernel.events import EventLog
-from justkernel.store import BlobStore
+from justkernel.core.statuses import CandidateStatus
+from justkernel.store.blobs import BlobStore
 from justkernel.store.database import Database
+from justkernel.store.records import Record
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import candidates
-from justkernel.workers.receipts import Receipt
 
-STATUSES = (
-    "frozen",
-    "under_review",
-    "rejected",
-    "reviewed",
-    "nominated",
-    "awaiting_approval",
-    "approved_pending",
-    "submitted",
-    "official_pass",
-    "official_fail",
-)
+
+class EventAppender(Protocol):
+    """What the store needs of the event log: one deduplicated append (the log sits above
+    the store, so it is passed in, never imported)."""
+
+    async def append(
+        self,
+        run_id: str,
+        kind: str,
+        payload: dict[str, Any],
+        team: str | None = None,
+        *,
+        dedup_key: str | None = None,
+    ) -> Any: ...
+
+
+class FrozenReceipt(Protocol):
+    """The receipt fields a frozen candidate keeps (`workers.receipts.Receipt` has them)."""
+
+    job_key: str
+    source_sha256: str
+    total_est_cycles: int | None
+
+    @property
+    def status(self) -> str: ...
 
 
 @dataclass(frozen=True)
-class Candidate:
+class Candidate(Record):
+    PUBLIC: ClassVar = {"run_id": None, "id": "candidate_id", "team_id": "team"}
+
     run_id: str
     id: str
     team_id: str
@@ -50,41 +65,9 @@ class Candidate:
     receipt_key: str
     cycles_sum: int | None
     local_passed: bool
-    status: str
+    status: CandidateStatus
     review: dict[str, Any] | None
     created_at: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "candidate_id": self.id,
-            "team": self.team_id,
-            "source_sha256": self.source_sha256,
-            "archive_blob": self.archive_blob,
-            "commit": self.commit,
-            "receipt_key": self.receipt_key,
-            "cycles_sum": self.cycles_sum,
-            "local_passed": self.local_passed,
-            "status": self.status,
-            "review": self.review,
-            "created_at": self.created_at,
-        }
-
-
-def _row(row: Any) -> Candidate:
-    return Candidate(
-        run_id=row.run_id,
-        id=row.id,
-        team_id=row.team_id,
-        source_sha256=row.source_sha256,
-        archive_blob=row.archive_blob,
-        commit=row.commit,
-        receipt_key=row.receipt_key,
-        cycles_sum=row.cycles_sum,
-        local_passed=bool(row.local_passed),
-        status=row.status,
-        review=row.review,
-        created_at=row.created_at,
-    )
 
 
 def pack_files(files: dict[str, bytes]) -> bytes:
@@ -97,8 +80,13 @@ def unpack_files(archive: bytes) -> dict[str, bytes]:
     return {rel: base64.b64decode(data) for rel, data in body.items()}
 
 
+_STATUSES = frozenset(CandidateStatus)
+
+
 class CandidateStore:
-    def __init__(self, db: Database, events: EventLog, blobs: BlobStore) -> None:
+    """The candidates of every run (table `candidates`) and their frozen archives."""
+
+    def __init__(self, db: Database, events: EventAppender, blobs: BlobStore) -> None:
         self._db = db
         self._events = events
         self._blobs = blobs
@@ -108,7 +96,7 @@ class CandidateStore:
         run_id: str,
         team_id: str,
         files: dict[str, bytes],
-        receipt: Receipt,
+        receipt: FrozenReceipt,
         commit: str | None,
     ) -> tuple[Candidate, bool]:
         """Freeze an evaluated source (once per source in a run); returns (candidate, new).
@@ -137,7 +125,7 @@ class CandidateStore:
                         receipt_key=receipt.job_key,
                         cycles_sum=receipt.total_est_cycles,
                         local_passed=receipt.status == "measured",
-                        status="frozen",
+                        status=CandidateStatus.FROZEN,
                         review=None,
                         created_at=now,
                         updated_at=now,
@@ -179,7 +167,7 @@ class CandidateStore:
                     )
                 )
             ).one_or_none()
-        return _row(row) if row is not None else None
+        return Candidate.from_row(row) if row is not None else None
 
     async def get(self, run_id: str, candidate_id: str) -> Candidate:
         async with self._db.reader.connect() as conn:
@@ -192,10 +180,14 @@ class CandidateStore:
             ).one_or_none()
         if row is None:
             raise LookupError(f"no candidate {candidate_id}")
-        return _row(row)
+        return Candidate.from_row(row)
 
     async def list(
-        self, run_id: str, *, status: str | None = None, team_id: str | None = None
+        self,
+        run_id: str,
+        *,
+        status: CandidateStatus | str | None = None,
+        team_id: str | None = None,
     ) -> list[Candidate]:
         query = select(candidates).where(candidates.c.run_id == run_id)
         if status is not None:
@@ -204,12 +196,16 @@ class CandidateStore:
             query = query.where(candidates.c.team_id == team_id)
         async with self._db.reader.connect() as conn:
             rows = (await conn.execute(query.order_by(candidates.c.created_at))).all()
-        return [_row(r) for r in rows]
+        return [Candidate.from_row(r) for r in rows]
 
     async def set_status(
-        self, run_id: str, candidate_id: str, status: str, review: dict[str, Any] | None = None
+        self,
+        run_id: str,
+        candidate_id: str,
+        status: CandidateStatus | str,
+        review: dict[str, Any] | None = None,
     ) -> None:
-        if status not in STATUSES:
+        if status not in _STATUSES:
             raise ValueError(f"unknown candidate status {status!r}")
         values: dict[str, Any] = {"status": status, "updated_at": utc_now_iso()}
         if review is not None:
@@ -221,10 +217,16 @@ class CandidateStore:
                 .values(values)
             )
 
-    async def transition(self, run_id: str, candidate_id: str, before: str, after: str) -> bool:
+    async def transition(
+        self,
+        run_id: str,
+        candidate_id: str,
+        before: CandidateStatus | str,
+        after: CandidateStatus | str,
+    ) -> bool:
         """Move a candidate from `before` to `after` only if it is still `before`: of two
         racing decisions (a double click, the CLI and the dashboard) exactly one wins."""
-        if after not in STATUSES:
+        if after not in _STATUSES:
             raise ValueError(f"unknown candidate status {after!r}")
         async with self._db.writer.begin() as conn:
             moved = await conn.execute(
