@@ -1,0 +1,235 @@
+// Clean-room ascendc-cpu library: the mask / repeat / stride iteration engine of vector instructions.
+//
+// Why: every Ascend C vector instruction (level-0 "tensor high-dimension" form) walks `repeatTimes`
+// iterations of 256 bytes (8 blocks of 32 bytes); inside one iteration a mask picks the elements and
+// a block stride spaces the 8 blocks; between iterations a repeat stride moves each operand.
+// Ref: atlasascendc_api_07_0047 (Repeat times / Block stride / Repeat stride / Mask, general
+// description), atlasascendc_api_07_0013 (BinaryRepeatParams), TIK general definition
+// tbedevg_tikapi_0045 (mask ranges per dtype). This header enumerates, for one operand and one
+// repeat, exactly the bytes an instruction touches and declares them to the engine (ub_read /
+// ub_write), so poison, bounds and cross-pipe hazards are checked on what the hardware accesses.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "jk_ascendc/engine.h"
+#include "jk_ascendc/tensor.h"
+#include "jk_ascendc/types.h"
+
+namespace jk {
+namespace rep {
+
+constexpr uint32_t kBlockBytes = 32;   // one data block (atlasascendc_api_07_0047)
+constexpr uint32_t kRepeatBytes = 256; // one repeat = 8 blocks (atlasascendc_api_07_0047)
+constexpr int64_t kMaxRepeat = 255;    // repeatTimes in [0, 255] (atlasascendc_api_07_0047)
+
+// ---- adapter to H1's LocalTensor (the only place that knows its internals) -------------------
+template <typename T>
+inline uint32_t ub_offset(const AscendC::LocalTensor<T>& t) {
+  return static_cast<uint32_t>(t.jk_ub_offset());
+}
+template <typename T>
+inline uint32_t ub_extent(const AscendC::LocalTensor<T>& t) {
+  return static_cast<uint32_t>(t.jk_ub_bytes());
+}
+
+// True for the 16-bit floating type the library calls `half`.
+template <typename T>
+constexpr bool is_half_v = !std::is_integral_v<T> && !std::is_same_v<T, float> && sizeof(T) == 2;
+template <typename T>
+constexpr bool is_float_like_v = std::is_same_v<T, float> || is_half_v<T>;
+
+template <typename T>
+constexpr uint32_t per_repeat() {
+  return kRepeatBytes / sizeof(T);
+}
+template <typename T>
+constexpr uint32_t per_block() {
+  return kBlockBytes / sizeof(T);
+}
+
+inline std::string u64s(uint64_t v) { return std::to_string(v); }
+
+// One repeat's element mask: bit i set = element i of the repeat takes part.
+struct Mask {
+  uint64_t lo = 0;
+  uint64_t hi = 0;
+  bool test(uint32_t i) const { return i < 64 ? (lo >> i) & 1u : (hi >> (i - 64)) & 1u; }
+};
+
+inline Mask mask_first(uint32_t n) {
+  Mask m;
+  m.lo = n >= 64 ? ~0ull : ((1ull << n) - 1);
+  m.hi = n <= 64 ? 0 : (n >= 128 ? ~0ull : ((1ull << (n - 64)) - 1));
+  return m;
+}
+
+// Continuous mask: the first `mask` elements; mask in [1, 128] for 16-bit, [1, 64] for 32-bit
+// operands (atlasascendc_api_07_0047, "mask" section; atlasascendc_api_07_0078 parameter table).
+inline Mask mask_count(uint64_t mask, uint32_t lanes, const char* api, Site site) {
+  if (mask < 1 || mask > lanes) {
+    misuse("mask_out_of_range", site,
+           std::string(api) + ": continuous mask " + u64s(mask) + " is outside [1, " + u64s(lanes) +
+               "] for " + u64s(kRepeatBytes / lanes) + "-byte elements");
+  }
+  return mask_first(static_cast<uint32_t>(mask));
+}
+
+// Bitwise mask: for 16-bit operands mask[0] covers elements 0..63 and mask[1] 64..127, not both 0;
+// for 32-bit operands the array has ONE element, mask[0] != 0 (mask[1] is never read).
+// (atlasascendc_api_07_0078 / 07_0047 "逐bit模式").
+inline Mask mask_bits(const uint64_t* mask, uint32_t lanes, const char* api, Site site) {
+  Mask m;
+  m.lo = mask[0];
+  m.hi = lanes > 64 ? mask[1] : 0;
+  if (m.lo == 0 && m.hi == 0) {
+    misuse("mask_out_of_range", site, std::string(api) + ": bitwise mask selects no element");
+  }
+  return m;
+}
+
+inline void check_repeat(int64_t repeat, const char* api, Site site, int64_t max = kMaxRepeat) {
+  if (repeat < 0 || repeat > max) {
+    misuse("repeat_out_of_range", site,
+           std::string(api) + ": repeatTimes " + std::to_string(repeat) + " is outside [0, " +
+               std::to_string(max) + "]");
+  }
+}
+
+// A UB operand of one vector instruction and its element layout.
+struct Operand {
+  uint32_t off = 0;     // byte offset of the tensor start in UB
+  uint32_t extent = 0;  // bytes the tensor owns from `off`
+  uint32_t esize = 0;   // element size in bytes
+  uint64_t blk = 1;     // block stride (32-byte blocks) inside one repeat
+  uint64_t rep = 8;     // repeat stride (32-byte blocks) between repeats
+  uint64_t rep_unit = kBlockBytes;  // bytes per unit of `rep` (reductions use element units)
+  const char* role = "";
+  // Byte offset, from the tensor start, of element i of repeat r.
+  uint64_t at(uint64_t r, uint32_t i) const {
+    const uint32_t pb = kBlockBytes / esize;
+    return r * rep * rep_unit + uint64_t(i / pb) * blk * kBlockBytes + uint64_t(i % pb) * esize;
+  }
+};
+
+// Build an operand; `align` is the byte alignment the API documents for its start address
+// (32 for vector sources/destinations, atlasascendc_api_07_0047 general constraints).
+template <typename T>
+inline Operand operand(const AscendC::LocalTensor<T>& t, const char* role, uint64_t blk,
+                       uint64_t rep, const char* api, Site site, uint32_t align = kBlockBytes) {
+  t.jk_check_live(site);  // use after FreeTensor / a tensor no buffer produced
+  Operand op;
+  op.off = ub_offset(t);
+  op.extent = ub_extent(t);
+  op.esize = sizeof(T);
+  op.blk = blk;
+  op.rep = rep;
+  op.role = role;
+  if (op.off % align != 0) {
+    misuse("ub_misaligned", site,
+           std::string(api) + ": " + role + " starts at UB offset " + u64s(op.off) +
+               ", not a multiple of " + u64s(align) + " bytes");
+  }
+  return op;
+}
+
+inline uint8_t* ub() { return eng().ub_base(); }
+
+template <typename T>
+inline T load(const Operand& op, uint64_t byte) {
+  T v;
+  std::memcpy(&v, ub() + op.off + byte, sizeof(T));
+  return v;
+}
+template <typename T>
+inline void store(const Operand& op, uint64_t byte, T v) {
+  std::memcpy(ub() + op.off + byte, &v, sizeof(T));
+}
+
+// Declare to the engine one contiguous span [start, end) (bytes from the tensor start), after a
+// bounds check against the tensor's own buffer.
+inline void declare(const Operand& op, uint64_t start, uint64_t end, bool write, const char* api,
+                    Site site) {
+  if (end > op.extent) {
+    misuse("ub_out_of_bounds", site,
+           std::string(api) + ": " + op.role + " access to bytes [" + u64s(start) + ", " +
+               u64s(end) + ") of a tensor of " + u64s(op.extent) + " bytes");
+  }
+  if (write) {
+    eng().ub_write(op.off + static_cast<uint32_t>(start), static_cast<uint32_t>(end - start), site);
+  } else {
+    eng().ub_read(op.off + static_cast<uint32_t>(start), static_cast<uint32_t>(end - start), site);
+  }
+}
+
+// For repeat r of `op` under mask m over `lanes` elements: declare each maximal contiguous span
+// of active elements, then call f(i, byte_offset) for every active element i in order.
+template <typename F>
+inline void touch(const Operand& op, uint64_t r, const Mask& m, uint32_t lanes, bool write,
+                  const char* api, Site site, F&& f) {
+  uint64_t s = 0, e = 0;
+  bool open = false;
+  for (uint32_t i = 0; i < lanes; ++i) {
+    if (!m.test(i)) continue;
+    const uint64_t o = op.at(r, i);
+    if (open && o == e) {
+      e += op.esize;
+    } else {
+      if (open) declare(op, s, e, write, api, site);
+      s = o;
+      e = o + op.esize;
+      open = true;
+    }
+  }
+  if (open) declare(op, s, e, write, api, site);
+  for (uint32_t i = 0; i < lanes; ++i) {
+    if (m.test(i)) f(i, op.at(r, i));
+  }
+}
+
+// Issue one V-pipe instruction costing startup + repeats * per_repeat (SoC table by op, dtype).
+inline void issue_v(const char* api, uint32_t dtype_bytes, uint64_t repeats, Site site) {
+  const VectorCost c = eng().vector_cost(api, dtype_bytes);
+  eng().issue(Pipe::V, api, uint64_t(c.startup) + repeats * uint64_t(c.per_repeat), site);
+}
+
+// Count form ("tensor前n个数据计算"): `count` contiguous elements lower to count / lanes full
+// repeats plus one tail repeat masked to the remainder (atlasascendc_api_07_0047).
+struct CountPlan {
+  uint64_t full = 0;
+  uint32_t tail = 0;
+  uint64_t repeats() const { return full + (tail ? 1 : 0); }
+};
+
+inline CountPlan plan_count(int64_t count, uint32_t lanes, const char* api, Site site) {
+  if (count < 0) {
+    misuse("unsupported_argument", site,
+           std::string(api) + ": negative count " + std::to_string(count));
+  }
+  CountPlan p;
+  p.full = uint64_t(count) / lanes;
+  p.tail = static_cast<uint32_t>(uint64_t(count) % lanes);
+  return p;
+}
+
+// Walk a count plan: g(repeat_index, mask) for each repeat.
+template <typename G>
+inline void for_count(const CountPlan& p, uint32_t lanes, G&& g) {
+  const Mask full = mask_first(lanes);
+  for (uint64_t r = 0; r < p.full; ++r) g(r, full);
+  if (p.tail) g(p.full, mask_first(p.tail));
+}
+
+template <bool isSetMask>
+inline void require_set_mask(const char* api, Site site) {
+  if constexpr (!isSetMask) {
+    misuse("unsupported_argument", site,
+           std::string(api) + ": isSetMask=false (mask from SetVectorMask) is not modelled");
+  }
+}
+
+}  // namespace rep
+}  // namespace jk

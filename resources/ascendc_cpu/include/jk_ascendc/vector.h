@@ -1,0 +1,376 @@
+// Clean-room ascendc-cpu library: element-wise vector instructions (V pipe).
+//
+// Each call is ONE V instruction (engine issue + the exact UB bytes it reads and writes).
+// Arithmetic: half results are the IEEE binary16 rounding of the float result (exact for
+// + - * / sqrt of halves, since float carries more than 2p+2 bits); Exp/Ln/Reciprocal in half
+// are computed in float and rounded once to half. Overflow follows IEEE (Inf/NaN mode, the
+// Atlas A2 default: aclcppdevg_03_1389 aclrtFloatOverflowMode). Integer + - * wrap modulo 2^n.
+// Forms (atlasascendc_api_07_0047): count form `Op(dst, src0, src1, count)` and the
+// high-dimension forms with a continuous `uint64_t mask` or a bitwise `uint64_t mask[]`,
+// `repeatTimes` and BinaryRepeatParams / UnaryRepeatParams (atlasascendc_api_07_0013).
+// Operand start addresses must be 32-byte aligned (general address constraint, 07_0047).
+// Binary-instruction sample template: atlasascendc_api_07_0052 (07_0071 in CANN 7.0), whose
+// example Add(dst, src0, src1, 64, 1, {1, 1, 1, 8, 8, 8}) leaves dst elements 64..127 untouched.
+// In-place dst == src is allowed (same element positions are read before they are written).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "jk_ascendc/repeat.h"
+
+namespace jk {
+namespace vops {
+
+template <typename T>
+inline float tf(T v) {
+  return static_cast<float>(v);
+}
+template <typename T>
+inline T ft(float v) {
+  return static_cast<T>(v);
+}
+
+template <typename T>
+constexpr bool is_int_v = std::is_same_v<T, int32_t> || std::is_same_v<T, int16_t>;
+template <typename T>
+constexpr bool arith_ok_v = rep::is_float_like_v<T> || is_int_v<T>;
+template <typename T>
+constexpr bool dup_ok_v = rep::is_float_like_v<T> || is_int_v<T> || std::is_same_v<T, uint16_t> ||
+                          std::is_same_v<T, uint32_t>;
+
+// Integer wrap-around arithmetic without signed-overflow UB.
+template <typename T, typename F>
+inline T wrap(T a, T b, F f) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(f(static_cast<U>(a), static_cast<U>(b))));
+}
+
+struct AddOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (is_int_v<T>) return wrap(a, b, [](auto x, auto y) { return x + y; });
+    else return ft<T>(tf(a) + tf(b));
+  }
+};
+struct SubOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (is_int_v<T>) return wrap(a, b, [](auto x, auto y) { return x - y; });
+    else return ft<T>(tf(a) - tf(b));
+  }
+};
+struct MulOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (is_int_v<T>) return wrap(a, b, [](auto x, auto y) { return x * y; });
+    else return ft<T>(tf(a) * tf(b));
+  }
+};
+struct DivOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return ft<T>(tf(a) / tf(b));
+  }
+};
+struct MaxOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (is_int_v<T>) return a > b ? a : b;
+    else return tf(a) > tf(b) ? a : b;
+  }
+};
+struct MinOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (is_int_v<T>) return a < b ? a : b;
+    else return tf(a) < tf(b) ? a : b;
+  }
+};
+
+struct AbsOp {
+  template <typename T>
+  T operator()(T a) const {
+    return ft<T>(std::fabs(tf(a)));
+  }
+};
+struct ExpOp {
+  template <typename T>
+  T operator()(T a) const {
+    return ft<T>(std::exp(tf(a)));
+  }
+};
+struct LnOp {
+  template <typename T>
+  T operator()(T a) const {
+    return ft<T>(std::log(tf(a)));
+  }
+};
+struct SqrtOp {
+  template <typename T>
+  T operator()(T a) const {
+    return ft<T>(std::sqrt(tf(a)));
+  }
+};
+struct ReciprocalOp {
+  template <typename T>
+  T operator()(T a) const {
+    return ft<T>(1.0f / tf(a));
+  }
+};
+struct ReluOp {
+  template <typename T>
+  T operator()(T a) const {
+    if constexpr (is_int_v<T>) return a > 0 ? a : T(0);
+    else return tf(a) > 0.0f ? a : ft<T>(0.0f);
+  }
+};
+
+// ---- binary: dst[i] = op(src0[i], src1[i]) ----------------------------------------------------
+template <typename T, typename Op>
+inline void binary_repeat(const char* api, const rep::Operand& d, const rep::Operand& a,
+                          const rep::Operand& b, uint64_t r, const rep::Mask& m, Site site, Op op) {
+  constexpr uint32_t L = rep::per_repeat<T>();
+  T va[L], vb[L];
+  rep::touch(a, r, m, L, false, api, site, [&](uint32_t i, uint64_t o) { va[i] = rep::load<T>(a, o); });
+  rep::touch(b, r, m, L, false, api, site, [&](uint32_t i, uint64_t o) { vb[i] = rep::load<T>(b, o); });
+  rep::touch(d, r, m, L, true, api, site,
+             [&](uint32_t i, uint64_t o) { rep::store<T>(d, o, op(va[i], vb[i])); });
+}
+
+template <typename T, typename Op>
+inline void binary_count(const char* api, const AscendC::LocalTensor<T>& dst,
+                         const AscendC::LocalTensor<T>& s0, const AscendC::LocalTensor<T>& s1,
+                         int64_t count, Site site, Op op) {
+  constexpr uint32_t L = rep::per_repeat<T>();
+  const rep::CountPlan p = rep::plan_count(count, L, api, site);
+  const rep::Operand d = rep::operand(dst, "dst", 1, 8, api, site);
+  const rep::Operand a = rep::operand(s0, "src0", 1, 8, api, site);
+  const rep::Operand b = rep::operand(s1, "src1", 1, 8, api, site);
+  if (p.repeats() == 0) return;
+  rep::issue_v(api, sizeof(T), p.repeats(), site);
+  rep::for_count(p, L, [&](uint64_t r, const rep::Mask& m) { binary_repeat<T>(api, d, a, b, r, m, site, op); });
+}
+
+template <typename T, typename Op>
+inline void binary_mask(const char* api, const AscendC::LocalTensor<T>& dst,
+                        const AscendC::LocalTensor<T>& s0, const AscendC::LocalTensor<T>& s1,
+                        const rep::Mask& m, int64_t repeat, const AscendC::BinaryRepeatParams& rp,
+                        Site site, Op op) {
+  rep::check_repeat(repeat, api, site);
+  const rep::Operand d = rep::operand(dst, "dst", rp.dstBlkStride, rp.dstRepStride, api, site);
+  const rep::Operand a = rep::operand(s0, "src0", rp.src0BlkStride, rp.src0RepStride, api, site);
+  const rep::Operand b = rep::operand(s1, "src1", rp.src1BlkStride, rp.src1RepStride, api, site);
+  rep::issue_v(api, sizeof(T), uint64_t(repeat), site);
+  for (int64_t r = 0; r < repeat; ++r) binary_repeat<T>(api, d, a, b, uint64_t(r), m, site, op);
+}
+
+// ---- unary (and tensor-scalar): dst[i] = f(src[i]) ---------------------------------------------
+template <typename T, typename F>
+inline void unary_repeat(const char* api, const rep::Operand& d, const rep::Operand& s, uint64_t r,
+                         const rep::Mask& m, Site site, F f) {
+  constexpr uint32_t L = rep::per_repeat<T>();
+  T vs[L];
+  rep::touch(s, r, m, L, false, api, site, [&](uint32_t i, uint64_t o) { vs[i] = rep::load<T>(s, o); });
+  rep::touch(d, r, m, L, true, api, site, [&](uint32_t i, uint64_t o) { rep::store<T>(d, o, f(vs[i])); });
+}
+
+template <typename T, typename F>
+inline void unary_count(const char* api, const AscendC::LocalTensor<T>& dst,
+                        const AscendC::LocalTensor<T>& src, int64_t count, Site site, F f) {
+  constexpr uint32_t L = rep::per_repeat<T>();
+  const rep::CountPlan p = rep::plan_count(count, L, api, site);
+  const rep::Operand d = rep::operand(dst, "dst", 1, 8, api, site);
+  const rep::Operand s = rep::operand(src, "src", 1, 8, api, site);
+  if (p.repeats() == 0) return;
+  rep::issue_v(api, sizeof(T), p.repeats(), site);
+  rep::for_count(p, L, [&](uint64_t r, const rep::Mask& m) { unary_repeat<T>(api, d, s, r, m, site, f); });
+}
+
+template <typename T, typename F>
+inline void unary_mask(const char* api, const AscendC::LocalTensor<T>& dst,
+                       const AscendC::LocalTensor<T>& src, const rep::Mask& m, int64_t repeat,
+                       const AscendC::UnaryRepeatParams& rp, Site site, F f) {
+  rep::check_repeat(repeat, api, site);
+  const rep::Operand d = rep::operand(dst, "dst", rp.dstBlkStride, rp.dstRepStride, api, site);
+  const rep::Operand s = rep::operand(src, "src", rp.srcBlkStride, rp.srcRepStride, api, site);
+  rep::issue_v(api, sizeof(T), uint64_t(repeat), site);
+  for (int64_t r = 0; r < repeat; ++r) unary_repeat<T>(api, d, s, uint64_t(r), m, site, f);
+}
+
+// ---- Duplicate: dst[i] = scalar --------------------------------------------------------------
+template <typename T>
+inline void dup_repeat(const char* api, const rep::Operand& d, uint64_t r, const rep::Mask& m,
+                       T v, Site site) {
+  rep::touch(d, r, m, rep::per_repeat<T>(), true, api, site,
+             [&](uint32_t, uint64_t o) { rep::store<T>(d, o, v); });
+}
+
+}  // namespace vops
+}  // namespace jk
+
+namespace AscendC {
+
+#define JK_VEC_STATIC_CHECK(COND, NAME, WHAT) \
+  static_assert(COND, "ascendc-cpu: AscendC::" NAME " supports " WHAT)
+
+// Binary instructions: count form, continuous-mask form, bitwise-mask form.
+#define JK_VEC_BINARY(NAME, OP, COND, WHAT)                                                        \
+  template <typename T, bool isSetMask = true>                                                     \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0,                          \
+                   const LocalTensor<T>& src1, const int32_t& count, jk::Site site = jk::here()) { \
+    JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
+    jk::vops::binary_count(#NAME, dst, src0, src1, count, site, OP{});                             \
+  }                                                                                                \
+  template <typename T, bool isSetMask = true>                                                     \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0,                          \
+                   const LocalTensor<T>& src1, uint64_t mask, const int32_t repeatTimes,           \
+                   const BinaryRepeatParams& repeatParams, jk::Site site = jk::here()) {           \
+    JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
+    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
+    const jk::rep::Mask m = jk::rep::mask_count(mask, jk::rep::per_repeat<T>(), #NAME, site);      \
+    jk::vops::binary_mask(#NAME, dst, src0, src1, m, repeatTimes, repeatParams, site, OP{});       \
+  }                                                                                                \
+  template <typename T, bool isSetMask = true>                                                     \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0,                          \
+                   const LocalTensor<T>& src1, const uint64_t mask[], const int32_t repeatTimes,   \
+                   const BinaryRepeatParams& repeatParams, jk::Site site = jk::here()) {           \
+    JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
+    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
+    const jk::rep::Mask m = jk::rep::mask_bits(mask, jk::rep::per_repeat<T>(), #NAME, site);       \
+    jk::vops::binary_mask(#NAME, dst, src0, src1, m, repeatTimes, repeatParams, site, OP{});       \
+  }
+
+JK_VEC_BINARY(Add, jk::vops::AddOp, jk::vops::arith_ok_v<T>, "half, float, int16_t and int32_t")
+JK_VEC_BINARY(Sub, jk::vops::SubOp, jk::vops::arith_ok_v<T>, "half, float, int16_t and int32_t")
+JK_VEC_BINARY(Mul, jk::vops::MulOp, jk::vops::arith_ok_v<T>, "half, float, int16_t and int32_t")
+JK_VEC_BINARY(Div, jk::vops::DivOp, jk::rep::is_float_like_v<T>, "half and float")
+JK_VEC_BINARY(Max, jk::vops::MaxOp, jk::vops::arith_ok_v<T>, "half, float, int16_t and int32_t")
+JK_VEC_BINARY(Min, jk::vops::MinOp, jk::vops::arith_ok_v<T>, "half, float, int16_t and int32_t")
+#undef JK_VEC_BINARY
+
+// Unary instructions.
+#define JK_VEC_UNARY(NAME, OP, COND, WHAT)                                                         \
+  template <typename T, bool isSetMask = true>                                                     \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count,     \
+                   jk::Site site = jk::here()) {                                                   \
+    JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
+    jk::vops::unary_count(#NAME, dst, src, count, site, [](T x) { return OP{}(x); });              \
+  }                                                                                                \
+  template <typename T, bool isSetMask = true>                                                     \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask,            \
+                   const int32_t repeatTimes, const UnaryRepeatParams& repeatParams,               \
+                   jk::Site site = jk::here()) {                                                   \
+    JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
+    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
+    const jk::rep::Mask m = jk::rep::mask_count(mask, jk::rep::per_repeat<T>(), #NAME, site);      \
+    jk::vops::unary_mask(#NAME, dst, src, m, repeatTimes, repeatParams, site,                      \
+                         [](T x) { return OP{}(x); });                                             \
+  }                                                                                                \
+  template <typename T, bool isSetMask = true>                                                     \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],    \
+                   const int32_t repeatTimes, const UnaryRepeatParams& repeatParams,               \
+                   jk::Site site = jk::here()) {                                                   \
+    JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
+    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
+    const jk::rep::Mask m = jk::rep::mask_bits(mask, jk::rep::per_repeat<T>(), #NAME, site);       \
+    jk::vops::unary_mask(#NAME, dst, src, m, repeatTimes, repeatParams, site,                      \
+                         [](T x) { return OP{}(x); });                                             \
+  }
+
+JK_VEC_UNARY(Abs, jk::vops::AbsOp, jk::rep::is_float_like_v<T>, "half and float")
+JK_VEC_UNARY(Exp, jk::vops::ExpOp, jk::rep::is_float_like_v<T>, "half and float")
+JK_VEC_UNARY(Ln, jk::vops::LnOp, jk::rep::is_float_like_v<T>, "half and float")
+JK_VEC_UNARY(Sqrt, jk::vops::SqrtOp, jk::rep::is_float_like_v<T>, "half and float")
+JK_VEC_UNARY(Reciprocal, jk::vops::ReciprocalOp, jk::rep::is_float_like_v<T>, "half and float")
+JK_VEC_UNARY(Relu, jk::vops::ReluOp, (jk::rep::is_float_like_v<T> || std::is_same_v<T, int32_t>),
+             "half, float and int32_t")
+#undef JK_VEC_UNARY
+
+// Tensor-scalar instructions: dst[i] = op(src[i], scalarValue).
+#define JK_VEC_SCALAR(NAME, OP)                                                                    \
+  template <typename T, bool isSetMask = true>                                                     \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,     \
+                   const int32_t& count, jk::Site site = jk::here()) {                             \
+    JK_VEC_STATIC_CHECK(jk::vops::arith_ok_v<T>, #NAME, "half, float, int16_t and int32_t");       \
+    const T s = scalarValue;                                                                       \
+    jk::vops::unary_count(#NAME, dst, src, count, site, [s](T x) { return OP{}(x, s); });          \
+  }                                                                                                \
+  template <typename T, bool isSetMask = true>                                                     \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,     \
+                   uint64_t mask, const int32_t repeatTimes, const UnaryRepeatParams& repeatParams, \
+                   jk::Site site = jk::here()) {                                                   \
+    JK_VEC_STATIC_CHECK(jk::vops::arith_ok_v<T>, #NAME, "half, float, int16_t and int32_t");       \
+    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
+    const jk::rep::Mask m = jk::rep::mask_count(mask, jk::rep::per_repeat<T>(), #NAME, site);      \
+    const T s = scalarValue;                                                                       \
+    jk::vops::unary_mask(#NAME, dst, src, m, repeatTimes, repeatParams, site,                      \
+                         [s](T x) { return OP{}(x, s); });                                         \
+  }                                                                                                \
+  template <typename T, bool isSetMask = true>                                                     \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,     \
+                   const uint64_t mask[], const int32_t repeatTimes,                               \
+                   const UnaryRepeatParams& repeatParams, jk::Site site = jk::here()) {            \
+    JK_VEC_STATIC_CHECK(jk::vops::arith_ok_v<T>, #NAME, "half, float, int16_t and int32_t");       \
+    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
+    const jk::rep::Mask m = jk::rep::mask_bits(mask, jk::rep::per_repeat<T>(), #NAME, site);       \
+    const T s = scalarValue;                                                                       \
+    jk::vops::unary_mask(#NAME, dst, src, m, repeatTimes, repeatParams, site,                      \
+                         [s](T x) { return OP{}(x, s); });                                         \
+  }
+
+JK_VEC_SCALAR(Adds, jk::vops::AddOp)
+JK_VEC_SCALAR(Muls, jk::vops::MulOp)
+JK_VEC_SCALAR(Maxs, jk::vops::MaxOp)
+JK_VEC_SCALAR(Mins, jk::vops::MinOp)
+#undef JK_VEC_SCALAR
+
+// Duplicate: count form and mask forms with (dstBlockStride, dstRepeatStride).
+template <typename T, bool isSetMask = true>
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count,
+                      jk::Site site = jk::here()) {
+  JK_VEC_STATIC_CHECK(jk::vops::dup_ok_v<T>, "Duplicate", "16-bit and 32-bit element types");
+  constexpr uint32_t L = jk::rep::per_repeat<T>();
+  const jk::rep::CountPlan p = jk::rep::plan_count(count, L, "Duplicate", site);
+  const jk::rep::Operand d = jk::rep::operand(dst, "dst", 1, 8, "Duplicate", site);
+  if (p.repeats() == 0) return;
+  jk::rep::issue_v("Duplicate", sizeof(T), p.repeats(), site);
+  const T v = scalarValue;
+  jk::rep::for_count(p, L, [&](uint64_t r, const jk::rep::Mask& m) {
+    jk::vops::dup_repeat<T>("Duplicate", d, r, m, v, site);
+  });
+}
+
+namespace jkdetail {
+template <typename T>
+inline void dup_mask(const LocalTensor<T>& dst, T v, const jk::rep::Mask& m, int32_t repeat,
+                     uint16_t blk, uint16_t rep, jk::Site site) {
+  jk::rep::check_repeat(repeat, "Duplicate", site);
+  const jk::rep::Operand d = jk::rep::operand(dst, "dst", blk, rep, "Duplicate", site);
+  jk::rep::issue_v("Duplicate", sizeof(T), uint64_t(repeat), site);
+  for (int32_t r = 0; r < repeat; ++r) jk::vops::dup_repeat<T>("Duplicate", d, uint64_t(r), m, v, site);
+}
+}  // namespace jkdetail
+
+template <typename T, bool isSetMask = true>
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask,
+                      const int32_t repeatTimes, const uint16_t dstBlockStride,
+                      const uint16_t dstRepeatStride, jk::Site site = jk::here()) {
+  JK_VEC_STATIC_CHECK(jk::vops::dup_ok_v<T>, "Duplicate", "16-bit and 32-bit element types");
+  jk::rep::require_set_mask<isSetMask>("Duplicate", site);
+  const jk::rep::Mask m = jk::rep::mask_count(mask, jk::rep::per_repeat<T>(), "Duplicate", site);
+  jkdetail::dup_mask(dst, scalarValue, m, repeatTimes, dstBlockStride, dstRepeatStride, site);
+}
+
+template <typename T, bool isSetMask = true>
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const uint64_t mask[],
+                      const int32_t repeatTimes, const uint16_t dstBlockStride,
+                      const uint16_t dstRepeatStride, jk::Site site = jk::here()) {
+  JK_VEC_STATIC_CHECK(jk::vops::dup_ok_v<T>, "Duplicate", "16-bit and 32-bit element types");
+  jk::rep::require_set_mask<isSetMask>("Duplicate", site);
+  const jk::rep::Mask m = jk::rep::mask_bits(mask, jk::rep::per_repeat<T>(), "Duplicate", site);
+  jkdetail::dup_mask(dst, scalarValue, m, repeatTimes, dstBlockStride, dstRepeatStride, site);
+}
+
+}  // namespace AscendC
