@@ -141,36 +141,43 @@ def _cycles(r: Receipt) -> Table:
 PIPES = ("MTE2", "V", "MTE3", "S")
 
 
+def _short(value: int) -> str:
+    """3,596,882 -> 3.60M: the pipe columns must fit a terminal."""
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:.3g}{unit}"
+    return str(value)
+
+
 def _pipe_cell(c: CycleResult, pipe: str) -> str:
     figures = c.pipeline.pipes.get(pipe) if c.pipeline else None
     if figures is None:
         return MISSING
-    util = "" if figures.utilisation is None else f" ({100 * figures.utilisation:.0f}%)"
-    return f"{figures.busy:,}{util}"
+    util = "" if figures.utilisation is None else f" {100 * figures.utilisation:.0f}%"
+    return f"{_short(figures.busy)}{util}"
 
 
 def _pipeline(r: Receipt) -> Table:
-    """The ascendc-cpu cycle model: per perf case, total cycles, bound pipe and each pipe's
-    busy cycles (utilisation of the slowest core's makespan)."""
+    """The ascendc-cpu cycle model, one column per perf case: total cycles (the slowest
+    core's makespan), the bound pipe, the cores, and per pipe its busy cycles and utilisation
+    on the slowest core. A figure the receipt lacks is —."""
     socs = sorted({c.pipeline.soc for c in r.cycles if c.pipeline})
     t = Table(
-        title=f"cycle model (ascendc-cpu, {', '.join(socs) or MISSING}; slowest core)",
+        title=f"cycle model (ascendc-cpu, {', '.join(socs) or MISSING})",
         title_justify="left",
+        caption="pipe rows: busy cycles and utilisation of the slowest core",
     )
-    for col in ("perf case", "cycles", "bound", "cores", *PIPES, "check"):
-        text = col in ("perf case", "bound", "check")
-        t.add_column(col, justify="left" if text else "right", no_wrap=col != "check")
+    t.add_column("", style="bold", no_wrap=True)
     for c in r.cycles:
-        p = c.pipeline
-        t.add_row(
-            c.case_id,
-            _num(c.est_cycles, "{:,}"),
-            (p.bound_pipe or MISSING) if p else MISSING,
-            _num(p.block_dim if p else None, "{}"),
-            *(_pipe_cell(c, pipe) for pipe in PIPES),
-            _result(c.check),
-        )
-    t.add_row("[bold]sum[/]", f"[bold]{_num(r.total_est_cycles, '{:,}')}[/]", *[""] * 7)
+        t.add_column(c.case_id, justify="right", no_wrap=True)
+    pipelines = [c.pipeline for c in r.cycles]
+    t.add_row("cycles", *(_num(c.est_cycles, "{:,}") for c in r.cycles))
+    t.add_row("bound pipe", *((p.bound_pipe or MISSING) if p else MISSING for p in pipelines))
+    t.add_row("cores", *(_num(p.block_dim if p else None, "{}") for p in pipelines))
+    for pipe in PIPES:
+        t.add_row(pipe, *(_pipe_cell(c, pipe) for c in r.cycles))
+    t.add_row("check", *(_result(c.check) for c in r.cycles))
+    t.add_row("sum", f"[bold]{_num(r.total_est_cycles, '{:,}')}[/]", *[""] * (len(r.cycles) - 1))
     return t
 
 

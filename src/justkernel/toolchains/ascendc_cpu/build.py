@@ -26,7 +26,7 @@ from pathlib import Path
 
 from justkernel.operators.definition import AscendcTarget
 from justkernel.toolchains.ascendc_cpu import library, objects, source_check
-from justkernel.toolchains.cpu_objects import executable_problems, linked_encodings
+from justkernel.toolchains.cpu_objects import executable_problems
 from justkernel.toolchains.cpu_sandbox import run_checked
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus
@@ -255,20 +255,10 @@ def _linked_problems(
 ) -> tuple[str, ...]:
     problems = executable_problems(exe)
     if scan_syscalls:
-        # the map names the objects by their sandbox paths; match them by file name
-        problems += linked_encodings(exe, link_map, _renamed(user))
+        # the map names the objects by their sandbox paths: /sandbox/obj/host.o, kernel.o
+        host, kernel = user
+        problems += objects.linked_code(exe, link_map, {"host.o": host, "kernel.o": kernel})
     return problems
-
-
-def _renamed(user: tuple[Path, ...]) -> tuple[Path, ...]:
-    """host.o and kernel_<dt>.o are linked as /sandbox/obj/host.o and kernel.o."""
-    out = []
-    for obj in user:
-        alias = obj.parent / ("host.o" if obj.name == "host.o" else "kernel.o")
-        if alias != obj and not alias.exists():
-            os.link(obj, alias)
-        out.append(alias)
-    return tuple(out)
 
 
 # -- what went wrong, in one line ------------------------------------------------------------
