@@ -216,7 +216,9 @@ class TQueBind {
   }
 };
 
-template <TPosition POS, int32_t DEPTH = 1>
+// depth = how many EnQue may happen in a row without a DeQue (atlasascendc_api_07_0137); it is
+// unrelated to double buffering (the number of buffers given to InitBuffer). 0: in-place queue.
+template <TPosition POS, int32_t DEPTH = 1, auto MASK = 0>
 class TQue : public TQueBind<POS, POS, DEPTH> {};
 
 // A buffer without queue semantics (atlasascendc_api_07_0161 "TBuf"): Get, GetWithOffset.

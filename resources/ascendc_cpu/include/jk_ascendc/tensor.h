@@ -87,6 +87,9 @@ class LocalTensor {
   uint32_t jk_bytes_available() const {                          // bytes up to the buffer's end
     return jk_end_ > jk_off_ ? jk_end_ - jk_off_ : 0;
   }
+  // Spellings the op headers use (same meaning as jk_offset / jk_bytes_available).
+  uint32_t jk_ub_offset() const { return jk_off_; }
+  uint32_t jk_ub_bytes() const { return jk_bytes_available(); }
   T* jk_data() const { return reinterpret_cast<T*>(jk::eng().ub_base() + jk_off_); }
   // Misuse unless the tensor comes from a live buffer (allocated, not freed, pipe not reset).
   void jk_check_live(jk::Site site) const {

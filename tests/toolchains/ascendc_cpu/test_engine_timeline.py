@@ -1,0 +1,67 @@
+"""The engine's cycle model on known sequences (engine_cases/cases.cpp, test SoC).
+
+Test SoC figures: MTE2 and MTE3 cost 100 + bytes/32 cycles, a vector op 10 + 2 per 256-byte
+repeat, scalar issue free. A tile is 1024 floats (4096 bytes): IN = OUT = 228, V = 42; a core
+runs 4 tiles of CopyIn -> Compute -> CopyOut through VECIN/VECOUT queues.
+
+- Single buffering: the next CopyIn waits for the only input buffer to be freed by Compute, and
+  Compute waits for the output buffer CopyOut frees; with IN = OUT the period is IN + V:
+  makespan = tiles * (IN + V) + OUT.
+- Double buffering (two buffers per queue): MTE2 runs back to back while V and MTE3 follow:
+  makespan = tiles * IN + V + OUT (MTE2-bound).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.toolchains.ascendc_cpu.engine_support import run_case
+
+pytestmark = pytest.mark.timeout(120)
+
+IN = OUT = 100 + 4096 // 32
+V = 10 + (4096 // 256) * 2
+TILES = 4
+
+
+def test_single_buffering_follows_the_formula() -> None:
+    r = run_case("single_buffer")
+    assert r["total"] == TILES * (IN + V) + OUT == 1308
+    busy = r["cores"][0]["busy"]
+    assert (busy["MTE2"], busy["V"], busy["MTE3"]) == (TILES * IN, TILES * V, TILES * OUT)
+
+
+def test_double_buffering_overlaps_mte2_with_v() -> None:
+    single, double = run_case("single_buffer"), run_case("double_buffer")
+    assert double["total"] == TILES * IN + V + OUT == 1182
+    assert double["total"] < single["total"]
+    assert double["bound"] == "MTE2"
+    # the same work either way: only the overlap differs
+    assert (
+        double["ops"]
+        == single["ops"]
+        == [
+            {"op": "DataCopy", "pipe": "MTE2", "calls": TILES, "cycles": TILES * IN},
+            {"op": "TestScale", "pipe": "V", "calls": TILES, "cycles": TILES * V},
+            {"op": "DataCopy", "pipe": "MTE3", "calls": TILES, "cycles": TILES * OUT},
+        ]
+    )
+    assert double["trace_events"] == 3 * TILES
+
+
+def test_cores_have_their_own_timelines() -> None:
+    r = run_case("two_cores")
+    half = TILES // 2
+    assert [c["makespan"] for c in r["cores"]] == [half * IN + V + OUT] * 2
+    assert r["total"] == half * IN + V + OUT
+
+
+def test_flags_order_pipes_and_pipe_all_holds_the_scalar() -> None:
+    # MTE2 -> SetFlag/WaitFlag -> V -> SetFlag/WaitFlag -> MTE3, PipeBarrier<PIPE_ALL>, then two
+    # scalar UB accesses of 3 cycles each start after everything
+    assert run_case("flags_clean")["total"] == IN + V + OUT + 2 * 3
+
+
+@pytest.mark.parametrize("case", ["double_buffer", "pipeline_hazard", "cross_core_race"])
+def test_the_same_program_gives_the_same_numbers(case: str) -> None:
+    assert run_case(case) == run_case(case)
