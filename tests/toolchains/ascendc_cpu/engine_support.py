@@ -22,7 +22,7 @@ from justkernel.paths import resources_dir
 
 HERE = Path(__file__).resolve().parent
 CASES_SRC = "engine_cases/cases.cpp"
-MARK = re.compile(r"//\s*MISUSE\s+(\w+)\s*$")
+MARK = re.compile(r"//\s*MISUSE\s+(\w+)")
 
 
 def include_dir() -> Path:
@@ -50,11 +50,11 @@ def run_case(name: str, *flags: str) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
-def marked_site(case: str) -> tuple[str, int]:
-    """(check, line) of the first `// MISUSE <check>` line inside the case's function."""
+def marked_site(function: str) -> tuple[str, int]:
+    """(check, line) of the first `// MISUSE <check>` line inside the named C++ function."""
     lines = (HERE / CASES_SRC).read_text().splitlines()
-    start = next(i for i, text in enumerate(lines) if text.startswith(f"void {case}("))
+    start = next(i for i, text in enumerate(lines) if text.startswith(f"void {function}("))
     for i in range(start, len(lines)):
         if m := MARK.search(lines[i]):
             return m.group(1), i + 1
-    raise LookupError(case)
+    raise LookupError(function)

@@ -23,6 +23,8 @@ def untouched(n: int) -> float:
     return -1.0 * (N - n)
 
 
+# case -> the C++ function holding its marked line (the case's own name unless shared)
+SHARED_FUNCTION = {"gm_hazard": "gm_round_trip", "scalar_hazard": "scalar_after_vector"}
 MISUSE_CASES = (
     "ub_overflow",
     "ub_out_of_bounds",
@@ -39,12 +41,18 @@ MISUSE_CASES = (
     "pipeline_hazard_out",
     "wait_without_set",
     "cross_core_race",
+    "pad_tail_poison",  # DataCopyPad without isPad leaves the 32-byte tail garbage
+    "params_out_of_range",
+    "gm_hazard",  # MTE3 writes GM, MTE2 reads it back, no MTE3_MTE2
+    "scalar_hazard",  # V writes UB, S reads it, no V_S
+    "sync_all_exchange",  # data passed between cores across SyncAll: said, not faked
+    "pipe_reset_kills_tensors",
 )
 
 
 @pytest.mark.parametrize("case", MISUSE_CASES)
 def test_misuse_names_its_check_and_the_callers_line(case: str) -> None:
-    check, line = marked_site(case)
+    check, line = marked_site(SHARED_FUNCTION.get(case, case))
     m = run_case(case)["misuse"]
     assert m is not None, case
     assert (m["check"], m["file"], m["line"]) == (check, CASES_SRC, line), m
@@ -72,6 +80,15 @@ def test_messages_say_what_was_wrong() -> None:
         ("pad_clean", 3 * sum(X[:100]) + untouched(100), untouched(0)),
         # three cores write 10 floats each, neighbours sharing a 32-byte block but no byte
         ("cross_core_clean", untouched(0), 3 * sum(range(10)) + untouched(30)),
+        # 4 bursts of 16 floats every 32 floats, gathered and scattered back
+        (
+            "params_strided",
+            2 * sum(X[i] for i in range(128) if i % 32 < 16) + untouched(64),
+            untouched(0),
+        ),
+        ("gm_round_trip", sum(range(1024)) + untouched(1024), untouched(0)),
+        ("scalar_after_vector", untouched(0), untouched(0)),
+        ("sync_all_forward", untouched(0), 2 * sum(range(8)) + untouched(16)),
     ],
 )
 def test_clean_kernel_reports_no_misuse_and_computes(case: str, ysum: float, zsum: float) -> None:

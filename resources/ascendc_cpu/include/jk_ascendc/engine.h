@@ -262,6 +262,12 @@ struct Engine {
     return id;
   }
 
+  // A scalar bookkeeping call (queue operations): one issue slot on the scalar, no instruction.
+  void scalar_op(Site site) {
+    require_core(site);
+    scalar_tick();
+  }
+
   // ---- UB accesses of the instruction just issued ----------------------------------------------
   void ub_read(uint32_t offset, uint32_t bytes, Site site) { ub_access(offset, bytes, false, site); }
   void ub_write(uint32_t offset, uint32_t bytes, Site site) { ub_access(offset, bytes, true, site); }

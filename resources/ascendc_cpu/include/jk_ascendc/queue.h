@@ -71,6 +71,7 @@ class TQueBind {
     auto& e = jk::eng();
     auto& q = jk_queue(site, "AllocTensor");
     auto& slots = e.slots();
+    jk_tick(site);
     for (uint32_t k = 0; k < q.num; ++k) {
       const uint32_t si = q.first_slot + (q.next_alloc + k) % q.num;
       auto& s = slots[si];
@@ -210,10 +211,8 @@ class TQueBind {
                  std::string(what) + " of a tensor whose buffer was already freed");
     return s;
   }
-  static void jk_tick(jk::Site site) {
-    // Queue operations are scalar bookkeeping: one issue cycle, no pipe instruction.
-    (void)site;
-  }
+  // Queue operations are scalar bookkeeping: one issue slot, no pipe instruction.
+  static void jk_tick(jk::Site site) { jk::eng().scalar_op(site); }
 };
 
 // depth = how many EnQue may happen in a row without a DeQue (atlasascendc_api_07_0137); it is

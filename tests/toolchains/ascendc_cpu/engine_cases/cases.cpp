@@ -344,6 +344,151 @@ void cross_core_clean(const Gm& g) {
   SyncAll();
 }
 
+// Tail padding off: the 16 bytes after the 400 copied stay garbage, and a read of them is caught.
+void pad_tail_poison(const Gm& g) {
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> qin;
+  TQue<QuePosition::VECOUT, 1> qout;
+  pipe.InitBuffer(qin, 1, 512);
+  pipe.InitBuffer(qout, 1, 512);
+  GlobalTensor<float> xg;
+  xg.SetGlobalBuffer((__gm__ float*)g.x, 100);
+  LocalTensor<float> a = qin.AllocTensor<float>();
+  DataCopyExtParams cp{1, 100 * sizeof(float), 0, 0, 0};
+  DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
+  DataCopyPad(a, xg, cp, pad);
+  qin.EnQue(a);
+  LocalTensor<float> b = qin.DeQue<float>();
+  LocalTensor<float> o = qout.AllocTensor<float>();
+  TestScale(o, b, 3.0f, 100);
+  TestScale(o, b, 3.0f, 104);  // MISUSE ub_uninitialised_read
+}
+
+// DataCopyParams: gather 4 bursts of 2 blocks (16 floats) every 4 blocks, scatter them back.
+void params_strided(const Gm& g) {
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> qin;
+  TQue<QuePosition::VECOUT, 1> qout;
+  pipe.InitBuffer(qin, 1, 256);
+  pipe.InitBuffer(qout, 1, 256);
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)g.x, kN);
+  yg.SetGlobalBuffer((__gm__ float*)g.y, kN);
+  LocalTensor<float> a = qin.AllocTensor<float>();
+  DataCopy(a, xg, DataCopyParams{4, 2, 2, 0});
+  qin.EnQue(a);
+  LocalTensor<float> b = qin.DeQue<float>();
+  LocalTensor<float> o = qout.AllocTensor<float>();
+  TestScale(o, b, 2.0f, 64);
+  qout.EnQue(o);
+  qin.FreeTensor(b);
+  LocalTensor<float> c = qout.DeQue<float>();
+  DataCopy(yg, c, DataCopyParams{4, 2, 0, 2});
+  qout.FreeTensor(c);
+}
+
+void params_out_of_range(const Gm& g) {
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> qin;
+  pipe.InitBuffer(qin, 1, 256);
+  GlobalTensor<float> xg;
+  xg.SetGlobalBuffer((__gm__ float*)g.x, kN);
+  LocalTensor<float> a = qin.AllocTensor<float>();
+  DataCopy(a, xg, DataCopyParams{0, 2, 0, 0});  // MISUSE unsupported_argument
+}
+
+// MTE3 writes GM that MTE2 then reads back: needs MTE3_MTE2 between them.
+void gm_round_trip(const Gm& g, bool sync) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> tb;
+  pipe.InitBuffer(tb, 2 * kTile * sizeof(float));
+  LocalTensor<float> a = tb.Get<float>(kTile);
+  LocalTensor<float> o = tb.GetWithOffset<float>(kTile, kTile * sizeof(float));
+  GlobalTensor<float> yg;
+  yg.SetGlobalBuffer((__gm__ float*)g.y, kN);
+  Duplicate_free_fill(o);
+  SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  DataCopy(yg, o, kTile);
+  if (sync) {
+    SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
+  }
+  DataCopy(a, yg, kTile);  // MISUSE pipeline_hazard (without the flags)
+}
+
+// A scalar read of what V wrote needs V_S.
+void scalar_after_vector(const Gm&, bool sync) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> tb;
+  pipe.InitBuffer(tb, 1024);
+  LocalTensor<float> t = tb.Get<float>();
+  Duplicate_free_fill(t);
+  if (sync) {
+    SetFlag<HardEvent::V_S>(EVENT_ID1);
+    WaitFlag<HardEvent::V_S>(EVENT_ID1);
+  }
+  float v = t.GetValue(5);  // MISUSE pipeline_hazard (without the flags)
+  (void)v;
+}
+
+// Cores run one after another here: core 0 reading, after SyncAll, what core 1 writes before it
+// cannot be modelled, and says so instead of computing garbage.
+void sync_all_exchange(const Gm& g) {
+  TPipe pipe;
+  TQue<QuePosition::VECOUT, 1> qout;
+  TQue<QuePosition::VECIN, 1> qin;
+  pipe.InitBuffer(qout, 1, 256);
+  pipe.InitBuffer(qin, 1, 256);
+  GlobalTensor<float> zg;
+  zg.SetGlobalBuffer((__gm__ float*)g.z, kN);
+  const uint32_t b = static_cast<uint32_t>(GetBlockIdx());
+  LocalTensor<float> o = qout.AllocTensor<float>();
+  Duplicate_free_fill(o);
+  qout.EnQue(o);
+  LocalTensor<float> c = qout.DeQue<float>();
+  DataCopy(zg[8 * b], c, 8);  // MISUSE unsupported_argument
+  qout.FreeTensor(c);
+  SyncAll();
+  LocalTensor<float> a = qin.AllocTensor<float>();
+  DataCopy(a, zg[8 * ((b + 1) % 2)], 8);
+  qin.FreeTensor(a);
+}
+
+// Data flowing forward across SyncAll (core 1 reads what core 0 wrote before it) is ordered.
+void sync_all_forward(const Gm& g) {
+  TPipe pipe;
+  TQue<QuePosition::VECOUT, 1> qout;
+  TQue<QuePosition::VECIN, 1> qin;
+  pipe.InitBuffer(qout, 1, 256);
+  pipe.InitBuffer(qin, 1, 256);
+  GlobalTensor<float> zg;
+  zg.SetGlobalBuffer((__gm__ float*)g.z, kN);
+  const uint32_t b = static_cast<uint32_t>(GetBlockIdx());
+  LocalTensor<float> o = qout.AllocTensor<float>();
+  Duplicate_free_fill(o);
+  qout.EnQue(o);
+  LocalTensor<float> c = qout.DeQue<float>();
+  DataCopy(zg[8 * b], c, 8);
+  qout.FreeTensor(c);
+  SyncAll();
+  if (b == 1) {
+    LocalTensor<float> a = qin.AllocTensor<float>();
+    DataCopy(a, zg, 8);
+    qin.FreeTensor(a);
+  }
+}
+
+void pipe_reset_kills_tensors(const Gm&) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> tb;
+  pipe.InitBuffer(tb, 1024);
+  LocalTensor<float> t = tb.Get<float>();
+  t.SetValue(0, 1.0f);
+  pipe.Reset();
+  t.SetValue(1, 1.0f);  // MISUSE queue_use_after_free
+}
+
 void catch_all_hides_nothing(const Gm& g) {
   TPipe pipe;
   TQue<QuePosition::VECIN, 1> qin;
@@ -386,6 +531,16 @@ std::map<std::string, Case> cases() {
       {"cross_core_race", {cross_core_race, 2}},
       {"cross_core_clean", {cross_core_clean, 3}},
       {"catch_all_hides_nothing", {catch_all_hides_nothing, 1}},
+      {"pad_tail_poison", {pad_tail_poison, 1}},
+      {"params_strided", {params_strided, 1}},
+      {"params_out_of_range", {params_out_of_range, 1}},
+      {"gm_hazard", {[](const Gm& g) { gm_round_trip(g, false); }, 1}},
+      {"gm_round_trip", {[](const Gm& g) { gm_round_trip(g, true); }, 1}},
+      {"scalar_hazard", {[](const Gm& g) { scalar_after_vector(g, false); }, 1}},
+      {"scalar_after_vector", {[](const Gm& g) { scalar_after_vector(g, true); }, 1}},
+      {"sync_all_exchange", {sync_all_exchange, 2}},
+      {"sync_all_forward", {sync_all_forward, 2}},
+      {"pipe_reset_kills_tensors", {pipe_reset_kills_tensors, 1}},
   };
 }
 
