@@ -170,16 +170,16 @@ RoundMode mode_of(const std::string& s) {
 // call CAST DDT SDT MODE count d s N | mask d s M R <4 strides>
 template <typename D, typename S>
 void cast(const Args& a) {
-  const RoundMode mode = mode_of(a.at(4));
-  const std::string& form = a.at(5);
-  auto d = get<D>(a.at(6));
-  auto s = get<S>(a.at(7));
-  if (form == "count") Cast(d, s, mode, uint32_t(I(a, 8)));
-  else Cast(d, s, mode, U(a, 8), int32_t(I(a, 9)), uparams(a, 10));
+  const RoundMode mode = mode_of(a.at(3));
+  const std::string& form = a.at(4);
+  auto d = get<D>(a.at(5));
+  auto s = get<S>(a.at(6));
+  if (form == "count") Cast(d, s, mode, uint32_t(I(a, 7)));
+  else Cast(d, s, mode, U(a, 7), int32_t(I(a, 8)), uparams(a, 9));
 }
 
 void cast_dispatch(const Args& a) {
-  const std::string pair = a.at(2) + "<" + a.at(3);
+  const std::string pair = a.at(1) + "<" + a.at(2);
   if (pair == "f16<f32") return cast<half, float>(a);
   if (pair == "f32<f16") return cast<float, half>(a);
   if (pair == "i32<f32") return cast<int32_t, float>(a);
