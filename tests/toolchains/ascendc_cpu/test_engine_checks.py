@@ -47,6 +47,9 @@ MISUSE_CASES = (
     "scalar_hazard",  # V writes UB, S reads it, no V_S
     "sync_all_exchange",  # data passed between cores across SyncAll: said, not faked
     "pipe_reset_kills_tensors",
+    "pipe_barrier_s",  # a hardware error per the docs
+    "nine_vecin_tensors",  # more tensors alive at one position than Atlas A2 allows
+    "rounded_buffer",  # InitBuffer rounds to 32 bytes: the bound is the rounded buffer
 )
 
 

@@ -1,6 +1,8 @@
 // Clean-room Ascend C CPU library: DataCopy and DataCopyPad.
 //
-// GM -> UB runs on MTE2, UB -> GM on MTE3, UB -> UB on V. Cost (design contract): one latency
+// GM -> UB runs on MTE2, UB -> GM on MTE3 (pipe table, atlasascendc_api_07_0271), UB -> UB on V
+// (no MTE path is listed for it there; assumed). The UB side must start 32-byte aligned
+// (07_0102, 07_0265). Cost (design contract): one latency
 // per instruction plus ceil(bytes moved / bytes per cycle); gaps between bursts are free.
 #pragma once
 
@@ -14,7 +16,7 @@
 
 namespace AscendC {
 
-// Strided copy parameters (DataCopy, atlasascendc_api_07_0103): blockCount bursts of blockLen
+// Strided copy parameters (DataCopy, atlasascendc_api_07_0102): blockCount bursts of blockLen
 // 32-byte blocks; srcStride/dstStride are the gaps between bursts, in 32-byte blocks.
 struct DataCopyParams {
   DataCopyParams() {}
@@ -108,7 +110,7 @@ inline void params_range(uint32_t blockCount, uint64_t blockLen, jk::Site site, 
 
 }  // namespace jk_detail
 
-// ---- count form (atlasascendc_api_07_0103): count * sizeof(T) must be a multiple of 32 bytes ----
+// ---- count form (atlasascendc_api_07_0102): count * sizeof(T) must be a multiple of 32 bytes ----
 
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count,

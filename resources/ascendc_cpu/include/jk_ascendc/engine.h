@@ -145,7 +145,8 @@ struct Engine {
   enum SlotState : uint8_t { kFree = 0, kAllocated, kQueued, kDequeued, kTBuf, kDead };
   struct Slot {
     uint32_t offset = 0;
-    uint32_t bytes = 0;
+    uint32_t bytes = 0;  // the buffer: len rounded up to 32 bytes (bounds of its tensors)
+    uint32_t len = 0;    // the length InitBuffer was asked for (GetSize of its tensors)
     uint32_t gen = 0;
     SlotState state = kFree;
     int32_t queue = -1;  // -1: a TBuf
@@ -157,6 +158,7 @@ struct Engine {
     uint32_t first_slot = 0;
     uint32_t num = 0;
     uint32_t depth = 0;  // 0: unlimited
+    uint8_t position = 0;  // TPosition of the producer side
     bool synced = false;
     Pipe producer = Pipe::MTE2;
     Pipe consumer = Pipe::V;
@@ -344,7 +346,7 @@ struct Engine {
   }
 
   // ---- UB allocation and queue slots (TPipe, TQue, TBuf) -------------------------------------
-  // TPipe::InitBuffer: buffers from UB offset 0 upwards, 32-byte aligned (atlasascendc_api_07_0111).
+  // TPipe::InitBuffer: buffers from UB offset 0 upwards, 32-byte aligned (atlasascendc_api_07_0110).
   uint32_t ub_alloc(uint32_t bytes, Site site, const char* what) {
     require_core(site);
     const uint64_t aligned = (static_cast<uint64_t>(bytes) + 31) / 32 * 32;

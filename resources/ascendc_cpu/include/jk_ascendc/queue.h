@@ -56,9 +56,10 @@ inline std::string slot_state_name(uint8_t s) {
 
 class TPipe;
 
-// A queue between two logical positions (TQueBind, atlasascendc_api_07_0138); TQue<pos, depth> is
-// the same with one position. Methods: AllocTensor (07_0148), FreeTensor (07_0149), EnQue (07_0151),
-// DeQue (07_0141), VacantInQue, HasTensorInQue.
+// A queue between two logical positions (TQueBind); TQue<pos, depth> is the same with one
+// position (TQue introduction atlasascendc_api_07_0137). Methods: AllocTensor, FreeTensor, EnQue
+// (returns false when full, 07_0151), DeQue (an empty queue is an error, 07_0141), VacantInQue,
+// HasTensorInQue.
 template <TPosition SRC, TPosition DST, int32_t DEPTH>
 class TQueBind {
  public:
@@ -76,6 +77,7 @@ class TQueBind {
       const uint32_t si = q.first_slot + (q.next_alloc + k) % q.num;
       auto& s = slots[si];
       if (s.state != jk::Engine::kFree) continue;
+      jk_position_limit(q, site);
       q.next_alloc = (q.next_alloc + k + 1) % q.num;
       // The producer may refill the buffer only after the consumer freed it.
       if (q.synced && s.has_free_snap) e.wait_on(q.producer, s.free_snap);
@@ -83,7 +85,7 @@ class TQueBind {
       LocalTensor<T> t;
       t.jk_off_ = s.offset;
       t.jk_end_ = s.offset + s.bytes;
-      t.jk_size_ = s.bytes / static_cast<uint32_t>(sizeof(T));
+      t.jk_size_ = s.len / static_cast<uint32_t>(sizeof(T));
       t.jk_slot_ = static_cast<int32_t>(si);
       t.jk_gen_ = s.gen;
       t.jk_pos_ = SRC;
@@ -138,7 +140,7 @@ class TQueBind {
     LocalTensor<T> t;
     t.jk_off_ = s.offset;
     t.jk_end_ = s.offset + s.bytes;
-    t.jk_size_ = s.bytes / static_cast<uint32_t>(sizeof(T));
+    t.jk_size_ = s.len / static_cast<uint32_t>(sizeof(T));
     t.jk_slot_ = static_cast<int32_t>(si);
     t.jk_gen_ = s.gen;
     t.jk_pos_ = DST;
@@ -211,6 +213,25 @@ class TQueBind {
                  std::string(what) + " of a tensor whose buffer was already freed");
     return s;
   }
+  // Atlas A2 allows at most 8 tensors allocated at once from the queues of one TPosition
+  // (AllocTensor constraints; InitBuffer atlasascendc_api_07_0110 "QUE Buffer" limit).
+  static void jk_position_limit(const jk::Engine::QueueRec& q, jk::Site site) {
+    const auto& e = jk::eng();
+    uint32_t live = 0;
+    for (const auto& other : e.queues()) {
+      if (other.position != q.position) continue;
+      for (uint32_t k = 0; k < other.num; ++k) {
+        const auto st = e.slots()[other.first_slot + k].state;
+        if (st == jk::Engine::kAllocated || st == jk::Engine::kQueued || st == jk::Engine::kDequeued)
+          ++live;
+      }
+    }
+    if (live >= 8)
+      jk::misuse("queue_alloc_past_depth", site,
+                 "AllocTensor of a 9th tensor at one TPosition while 8 are in use: Atlas A2 allows "
+                 "at most 8 allocated tensors per position");
+  }
+
   // Queue operations are scalar bookkeeping: one issue slot, no pipe instruction.
   static void jk_tick(jk::Site site) { jk::eng().scalar_op(site); }
 };
@@ -220,27 +241,29 @@ class TQueBind {
 template <TPosition POS, int32_t DEPTH = 1, auto MASK = 0>
 class TQue : public TQueBind<POS, POS, DEPTH> {};
 
-// A buffer without queue semantics (atlasascendc_api_07_0161 "TBuf"): Get, GetWithOffset.
+// A buffer without queue semantics (TBuf; Get 07_0163, GetWithOffset 07_0164).
 template <TPosition POS = TPosition::VECCALC>
 class TBuf {
  public:
   template <typename T>
   LocalTensor<T> Get(jk::Site site = jk::here()) const {
     const auto& s = jk_slot(site);
-    return jk_make<T>(s, 0, s.bytes / static_cast<uint32_t>(sizeof(T)));
+    return jk_make<T>(s, 0, s.len / static_cast<uint32_t>(sizeof(T)));
   }
-  // The first `len` elements (len * sizeof(T) must fit the buffer).
+  // The first `len` elements: len * sizeof(T) must not exceed the InitBuffer length
+  // (atlasascendc_api_07_0163 "Get").
   template <typename T>
   LocalTensor<T> Get(uint32_t len, jk::Site site = jk::here()) const {
     const auto& s = jk_slot(site);
-    if (uint64_t(len) * sizeof(T) > s.bytes)
+    if (uint64_t(len) * sizeof(T) > s.len)
       jk::misuse("ub_out_of_bounds", site,
                  "TBuf::Get(" + std::to_string(len) + ") asks " +
                      std::to_string(uint64_t(len) * sizeof(T)) + " bytes of a " +
-                     std::to_string(s.bytes) + "-byte buffer");
+                     std::to_string(s.len) + "-byte buffer");
     return jk_make<T>(s, 0, len);
   }
-  // `size` elements starting `bufOffset` bytes into the buffer (bufOffset 32-byte aligned).
+  // `size` elements starting `bufOffset` bytes into the buffer; bufOffset 32-byte aligned and
+  // size * sizeof(T) + bufOffset within the InitBuffer length (atlasascendc_api_07_0164).
   template <typename T>
   LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, jk::Site site = jk::here()) const {
     const auto& s = jk_slot(site);
@@ -248,10 +271,10 @@ class TBuf {
       jk::misuse("ub_misaligned", site,
                  "TBuf::GetWithOffset offset " + std::to_string(bufOffset) +
                      " is not a multiple of 32 bytes");
-    if (uint64_t(bufOffset) + uint64_t(size) * sizeof(T) > s.bytes)
+    if (uint64_t(bufOffset) + uint64_t(size) * sizeof(T) > s.len)
       jk::misuse("ub_out_of_bounds", site,
                  "TBuf::GetWithOffset(" + std::to_string(size) + ", " + std::to_string(bufOffset) +
-                     ") runs past the " + std::to_string(s.bytes) + "-byte buffer");
+                     ") runs past the " + std::to_string(s.len) + "-byte buffer");
     return jk_make<T>(s, bufOffset, size);
   }
 
@@ -278,7 +301,8 @@ class TBuf {
   }
 };
 
-// The resource manager (atlasascendc_api_07_0108 "TPipe"): buffers for queues and TBufs, event ids.
+// The resource manager (TPipe; InitBuffer atlasascendc_api_07_0110): buffers for queues and
+// TBufs, released when the TPipe goes (or on Reset), and event ids.
 class TPipe {
  public:
   TPipe() {
@@ -296,7 +320,7 @@ class TPipe {
   TPipe(const TPipe&) = delete;
   TPipe& operator=(const TPipe&) = delete;
 
-  // `num` buffers of `len` bytes each for a queue (InitBuffer, atlasascendc_api_07_0111).
+  // `num` buffers of `len` bytes each for a queue (InitBuffer, atlasascendc_api_07_0110).
   template <TPosition SRC, TPosition DST, int32_t DEPTH>
   bool InitBuffer(TQueBind<SRC, DST, DEPTH>& que, uint8_t num, uint32_t len,
                   jk::Site site = jk::here()) {
@@ -310,13 +334,15 @@ class TPipe {
     q.num = num;
     q.depth = DEPTH > 0 ? static_cast<uint32_t>(DEPTH) : 0;
     q.synced = jk_detail::producer_consumer(SRC, DST, q.producer, q.consumer);
+    q.position = static_cast<uint8_t>(SRC);
     const uint32_t aligned = (len + 31) / 32 * 32;
     const uint32_t base =
         e.ub_alloc(static_cast<uint32_t>(uint64_t(aligned) * num), site, "InitBuffer(queue)");
     for (uint32_t i = 0; i < num; ++i) {
       jk::Engine::Slot s;
       s.offset = base + i * aligned;
-      s.bytes = len;
+      s.bytes = aligned;  // len is rounded up to 32 bytes (atlasascendc_api_07_0110)
+      s.len = len;
       e.slots().push_back(s);
     }
     que.jk_qid_ = static_cast<int32_t>(e.queues().size());
@@ -331,7 +357,8 @@ class TPipe {
     const uint32_t off = e.ub_alloc(len, site, "InitBuffer(TBuf)");
     jk::Engine::Slot s;
     s.offset = off;
-    s.bytes = len;
+    s.bytes = (len + 31) / 32 * 32;
+    s.len = len;
     s.state = jk::Engine::kTBuf;
     buf.jk_slot_ = static_cast<int32_t>(e.slots().size());
     e.slots().push_back(s);

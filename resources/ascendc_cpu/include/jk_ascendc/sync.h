@@ -54,7 +54,8 @@ inline void event_or_misuse(HardEvent e, jk::Pipe& src, jk::Pipe& dst, jk::Site 
 }  // namespace jk_detail
 
 // SetFlag<SRC_DST>(id): SRC signals once everything it was given so far is done; WaitFlag makes
-// DST wait for that signal (atlasascendc_api_07_0270 "SetFlag/WaitFlag").
+// DST wait for that signal (atlasascendc_api_07_0270 "SetFlag/WaitFlag": event ids 0-7 on Atlas A2,
+// pairs required; a WaitFlag nobody set waits forever).
 template <HardEvent E>
 inline void SetFlag(int32_t eventID, jk::Site site = jk::here()) {
   jk::Pipe src, dst;
@@ -69,13 +70,18 @@ inline void WaitFlag(int32_t eventID, jk::Site site = jk::here()) {
 }
 
 // PipeBarrier<PIPE_X>() (atlasascendc_api_07_0271): PIPE_ALL waits for every pipe; a single pipe
-// only for itself (pipes run in order in this model, so that costs cycles and orders nothing new).
+// only for itself (pipes run in order in this model, so that costs cycles and orders nothing new;
+// the docs say the compiler's auto-sync inserts PIPE_V barriers anyway). PipeBarrier<PIPE_S> is a
+// hardware error per the same page.
 template <pipe_t P>
 inline void PipeBarrier(jk::Site site = jk::here()) {
   auto& e = jk::eng();
   switch (P) {
     case PIPE_ALL: e.barrier_all(site); break;
-    case PIPE_S: e.barrier_pipe(jk::Pipe::S, site); break;
+    case PIPE_S:
+      jk::misuse("unsupported_argument", site,
+                 "PipeBarrier<PIPE_S>: scalar ordering is automatic and this call is a hardware "
+                 "error on the device");
     case PIPE_V: e.barrier_pipe(jk::Pipe::V, site); break;
     case PIPE_MTE2: e.barrier_pipe(jk::Pipe::MTE2, site); break;
     case PIPE_MTE3: e.barrier_pipe(jk::Pipe::MTE3, site); break;
@@ -86,13 +92,14 @@ inline void PipeBarrier(jk::Site site = jk::here()) {
   }
 }
 
-// This core's index and the number of cores launched (GetBlockIdx 07_0185, GetBlockNum 07_0184).
+// This core's index and the number of cores launched (GetBlockIdx / GetBlockNum).
 inline int64_t GetBlockIdx() { return static_cast<int64_t>(jk::eng().block_idx()); }
 inline int64_t GetBlockNum() { return static_cast<int64_t>(jk::eng().block_num()); }
 
-// Synchronises all cores (SyncAll, atlasascendc_api_07_0197): a full barrier here and a new phase
-// for cross-core GM ordering. Cores run one after another on the CPU, so data passed between cores
-// across SyncAll is reported as unsupported rather than silently wrong.
+// Synchronises all cores (SyncAll, hard-sync form, atlasascendc_api_07_0204): a full barrier
+// here and a new phase for cross-core GM ordering. Cores run one after another on the CPU, so
+// data passed backwards between cores across SyncAll is reported as unsupported rather than
+// silently wrong. The soft-sync form (gmWorkspace, ubWorkspace) is not provided.
 template <bool isAIVOnly = true>
 inline void SyncAll(jk::Site site = jk::here()) {
   jk::eng().sync_all(site);

@@ -489,6 +489,37 @@ void pipe_reset_kills_tensors(const Gm&) {
   t.SetValue(1, 1.0f);  // MISUSE queue_use_after_free
 }
 
+void pipe_barrier_s(const Gm&) {
+  PipeBarrier<PIPE_V>();
+  PipeBarrier<PIPE_S>();  // MISUSE unsupported_argument
+}
+
+// Nine tensors alive at once from the VECIN queues: past the 8 an Atlas A2 position allows.
+void nine_vecin_tensors(const Gm&) {
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> q0, q1, q2;
+  pipe.InitBuffer(q0, 4, 256);
+  pipe.InitBuffer(q1, 4, 256);
+  pipe.InitBuffer(q2, 4, 256);
+  for (int i = 0; i < 4; ++i) (void)q0.AllocTensor<float>();
+  for (int i = 0; i < 4; ++i) (void)q1.AllocTensor<float>();
+  (void)q2.AllocTensor<float>();  // MISUSE queue_alloc_past_depth
+}
+
+// InitBuffer rounds a length up to 32 bytes: 100 bytes hold a 25-float tensor in a 128-byte buffer.
+void rounded_buffer(const Gm&) {
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> qin;
+  TBuf<TPosition::VECCALC> tb;
+  pipe.InitBuffer(qin, 1, 100);
+  pipe.InitBuffer(tb, 100);
+  LocalTensor<float> a = qin.AllocTensor<float>();
+  LocalTensor<float> t = tb.Get<float>();
+  if (a.GetSize() != 25 || t.GetSize() != 25 || t.GetPhyAddr() != 128) jk::misuse("unsupported_argument", jk::here(), "sizes");
+  t.SetValue(31, 1.0f);  // inside the rounded buffer: fine on hardware
+  t.SetValue(32, 1.0f);  // MISUSE ub_out_of_bounds
+}
+
 void catch_all_hides_nothing(const Gm& g) {
   TPipe pipe;
   TQue<QuePosition::VECIN, 1> qin;
@@ -532,6 +563,9 @@ std::map<std::string, Case> cases() {
       {"cross_core_clean", {cross_core_clean, 3}},
       {"catch_all_hides_nothing", {catch_all_hides_nothing, 1}},
       {"pad_tail_poison", {pad_tail_poison, 1}},
+      {"pipe_barrier_s", {pipe_barrier_s, 1}},
+      {"nine_vecin_tensors", {nine_vecin_tensors, 1}},
+      {"rounded_buffer", {rounded_buffer, 1}},
       {"params_strided", {params_strided, 1}},
       {"params_out_of_range", {params_out_of_range, 1}},
       {"gm_hazard", {[](const Gm& g) { gm_round_trip(g, false); }, 1}},
