@@ -6,7 +6,8 @@
 //              results added IN ORDER. Atlas A2: the count form ("tensor前n个数据") uses method 2,
 //              the mask/repeat form ("tensor高维切分") method 1. Inactive lanes count as 0.
 //   half: every pairwise sum above 65504 is stored as 65504 ([60000, 60000, -30000, 100] ->
-//              35604); we saturate symmetrically at +-65504 (finite sums only).
+//              "35604" on the page, in real numbers; 35584 once each step rounds to binary16);
+//              we saturate symmetrically at +-65504 (finite sums only).
 //   dst: dst[0] only; dst needs element alignment, src and sharedTmpBuffer 32-byte alignment.
 //   sharedTmpBuffer: either at least the documented minimum (RoundUp(firstMaxRepeat, 32/size)
 //              elements) or any size, in which case its content is not changed; dst may

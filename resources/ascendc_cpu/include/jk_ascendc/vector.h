@@ -9,8 +9,8 @@
 // high-dimension forms with a continuous `uint64_t mask` or a bitwise `uint64_t mask[]`,
 // `repeatTimes` and BinaryRepeatParams / UnaryRepeatParams (atlasascendc_api_07_0013).
 // Operand start addresses must be 32-byte aligned (general address constraint, 07_0047).
-// Binary-instruction sample template: atlasascendc_api_07_0052 (07_0071 in CANN 7.0), whose
-// example Add(dst, src0, src1, 64, 1, {1, 1, 1, 8, 8, 8}) leaves dst elements 64..127 untouched.
+// The 07_0047 example Add(dst, src0, src1, 64, 1, {1, 1, 1, 8, 8, 8}) on 16-bit data writes
+// dst elements 0..63 only ("undefined" after); binary sample template: atlasascendc_api_07_0052.
 // In-place dst == src is allowed (same element positions are read before they are written).
 #pragma once
 
