@@ -14,7 +14,9 @@
 //
 // The kernel sees fake GM addresses (the engine's registry translates them in SetGlobalBuffer);
 // the harness reserves that range with no access, so a kernel that dereferences a GM pointer
-// directly faults there, and the SIGSEGV handler reports misuse `gm_raw_access`.
+// directly faults there, and the SIGSEGV handler reports misuse `gm_raw_access`. The tiling
+// pointer is real (GET_TILING_DATA copies from it) but read-only while the blocks run: a write is
+// misuse `gm_write_readonly` (all cores share one tiling).
 // --no-hazard-checks (tests only; the toolchain never passes it) turns off pipeline_hazard and
 // cross_core_race, to show a racy kernel passes a plain CPU run.
 //
@@ -262,6 +264,7 @@ std::string misuse_json(const std::string& check, const std::string& message, co
 // ---- raw GM access: SIGSEGV inside the reserved fake range ---------------------------------------
 struct FaultState {
     uint64_t lo = 0, hi = 0;  // reserved fake range
+    uint64_t tiling_lo = 0, tiling_hi = 0;  // the tiling bytes, read-only while blocks run
     const Buffer* buffers = nullptr;
     int32_t block = -1;
     char misuse_path[4200] = {};
@@ -271,7 +274,8 @@ char g_fault_text[2048];
 
 void on_segv(int sig, siginfo_t* info, void*) {
     const uint64_t addr = reinterpret_cast<uint64_t>(info->si_addr);
-    if (addr < g_fault.lo || addr >= g_fault.hi) {
+    const bool tiling_write = addr >= g_fault.tiling_lo && addr < g_fault.tiling_hi;
+    if (!tiling_write && (addr < g_fault.lo || addr >= g_fault.hi)) {
         signal(sig, SIG_DFL);  // a real crash: let it end the process as one
         raise(sig);
         return;
@@ -294,6 +298,14 @@ void on_segv(int sig, siginfo_t* info, void*) {
     if (first) {
         n = std::snprintf(g_fault_text, sizeof g_fault_text, "%s",
                           misuse_json(first->check, first->message, &first->file, first->line, first->block).c_str());
+    } else if (tiling_write) {
+        char msg[256];
+        std::snprintf(msg, sizeof msg,
+                      "the kernel wrote byte %" PRIu64 " of the tiling data, which is read-only on the device "
+                      "side (every core reads the same tiling)",
+                      addr - g_fault.tiling_lo);
+        n = std::snprintf(g_fault_text, sizeof g_fault_text, "%s",
+                          misuse_json("gm_write_readonly", msg, nullptr, 0, g_fault.block).c_str());
     } else {
         char msg[512];
         std::snprintf(msg, sizeof msg,
@@ -497,8 +509,11 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 2; ++i) ctx.jk_add_output(storage_shape(desc.rank[3 + i], desc.shape[3 + i]), dt);
     ctx.jk_set_attrs(&attrs);
     ctx.jk_set_platform(&platform);
-    std::vector<uint8_t> tiling_bytes(kTilingCapacity, 0);
-    ctx.jk_bind_tiling(tiling_bytes.data(), tiling_bytes.size());
+    // The tiling bytes: a zero-filled mapping of their own, made read-only before the blocks run.
+    void* tiling_map = mmap(nullptr, kTilingCapacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (tiling_map == MAP_FAILED) die(EXIT_CRASH, "cannot map the tiling buffer: %s", std::strerror(errno));
+    uint8_t* const tiling_bytes = static_cast<uint8_t*>(tiling_map);
+    ctx.jk_bind_tiling(tiling_bytes, kTilingCapacity);
 
     ge::graphStatus status;
     try {
@@ -523,6 +538,9 @@ int main(int argc, char** argv) {
             static_cast<unsigned long long>(kWorkspaceCap));
     }
     jk::g_tiling_key = ctx.GetTilingKey();
+    if (mprotect(tiling_map, kTilingCapacity, PROT_READ) != 0) die(EXIT_CRASH, "cannot protect the tiling buffer");
+    g_fault.tiling_lo = reinterpret_cast<uint64_t>(tiling_map);
+    g_fault.tiling_hi = g_fault.tiling_lo + kTilingCapacity;
 
     // ---- buffers ----
     static Buffer bufs[B_COUNT];
@@ -569,7 +587,7 @@ int main(int argc, char** argv) {
             confusion_mul_grad(reinterpret_cast<uint8_t*>(bufs[B_IN0].fake), reinterpret_cast<uint8_t*>(bufs[B_IN1].fake),
                                reinterpret_cast<uint8_t*>(bufs[B_IN2].fake), reinterpret_cast<uint8_t*>(bufs[B_OUT0].fake),
                                reinterpret_cast<uint8_t*>(bufs[B_OUT1].fake), reinterpret_cast<uint8_t*>(bufs[B_WS].fake),
-                               tiling_bytes.data());
+                               tiling_bytes);
         } catch (const jk::Misuse&) {
             // recorded by the engine (sticky); reported below
         } catch (const std::exception& exc) {

@@ -130,6 +130,17 @@ def test_raw_gm_dereference_is_gm_raw_access(
     assert not (tmp_path / "output0.bin").exists() and not (tmp_path / "run.json").exists()
 
 
+def test_writing_the_tiling_data_is_gm_write_readonly(
+    case: tuple[Path, tuple[np.ndarray, ...]], tmp_path: Path
+) -> None:
+    folder, _ = case
+    done = run_harness(probe_build().harness("TILING_WRITE"), folder, tmp_path)
+    assert done.returncode == 7, done.stderr
+    misuse = json.loads((tmp_path / "misuse.json").read_text())
+    assert misuse["check"] == "gm_write_readonly" and misuse["block"] == 0
+    assert "byte 2 of the tiling data" in misuse["message"]
+
+
 def test_a_caught_misuse_is_still_reported(
     case: tuple[Path, tuple[np.ndarray, ...]], tmp_path: Path
 ) -> None:

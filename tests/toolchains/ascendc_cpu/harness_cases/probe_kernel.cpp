@@ -1,7 +1,8 @@
 // Probe kernel: output0 = input0 * input1 row-blocked over the cores, output1 = zeros.
 // Variants (-D): PROBE_RAW dereferences a GM pointer directly; PROBE_RACY copies the inputs into
 // a TBuf and multiplies with no EnQue/DeQue or flag in between (an MTE2 -> V race); PROBE_CATCH
-// swallows a misuse with try/catch and carries on; PROBE_KEY checks TILING_KEY_IS.
+// swallows a misuse with try/catch and carries on; PROBE_TILING_WRITE writes the tiling bytes.
+// Every variant checks TILING_KEY_IS (the probe host sets key 3).
 #include "kernel_operator.h"
 using namespace AscendC;
 
@@ -10,6 +11,9 @@ extern "C" __global__ __aicore__ void confusion_mul_grad(GM_ADDR input0, GM_ADDR
                                                          GM_ADDR tiling)
 {
     GET_TILING_DATA(t, tiling);
+#ifdef PROBE_TILING_WRITE
+    tiling[2] = 1;
+#endif
 #ifdef PROBE_RAW
     volatile float first = *reinterpret_cast<volatile float*>(input1 + 8);
     (void)first;
