@@ -125,7 +125,7 @@ public:
 
 private:
     // GM -> UB for `count` elements: DataCopy moves whole 32-byte blocks only
-    // (atlasascendc_api_07_0101), DataCopyPad any byte length (atlasascendc_api_07_0265).
+    // (atlasascendc_api_07_0103), DataCopyPad any byte length (atlasascendc_api_07_0265).
     __aicore__ inline void CopyIn(const LocalTensor<T> &dst, const GlobalTensor<T> &src, uint32_t count)
     {
         uint32_t bytes = count * sizeof(T);
@@ -192,7 +192,7 @@ private:
                 Fill(in, in0, off0, td.mulRowStride0, count);
                 Fill(in[tile], in1, off1, td.mulRowStride1, count);
                 LocalTensor<T> out = outQueue.AllocTensor<T>();
-                Mul(out, in, in[tile], count);  // Mul, atlasascendc_api_07_0035
+                Mul(out, in, in[tile], count);  // Mul, atlasascendc_api_07_0037
                 outQueue.EnQue(out);
                 inQueue.FreeTensor(in);
                 out = outQueue.DeQue<T>();
@@ -267,7 +267,7 @@ private:
                     uint64_t off1 = kept1 + red1 + (td.sumRowStride1 != 0 ? c : 0);
                     uint64_t off2 = kept2 + red2 + (td.sumRowStride2 != 0 ? c : 0);
                     ProductTile(off1, off2, count);
-                    Add(gacc, gacc, prod, count);  // Add, atlasascendc_api_07_0031
+                    Add(gacc, gacc, prod, count);
                     if (++inGroup == td.groupLength) {
                         Add(acc, acc, gacc, count);
                         Duplicate(gacc, 0.0f, count);

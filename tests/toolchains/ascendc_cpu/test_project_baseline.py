@@ -1,0 +1,165 @@
+"""The ConfusionMulGrad Ascend C project (msopgen layout), its baseline and two failing
+variants, through the real `ascendc-cpu` toolchain (real g++, real sandbox) (issue 12, point 1
+and Must show):
+
+- the read-only files are the official template's, byte for byte;
+- the baseline passes all 15 local cases and is modelled on the 3 perf cases;
+- wrong_broadcast (an operand broadcast along the row, [M, 1], read as one scalar) fails
+  exactly the cases that have such an operand;
+- f16_half_accumulate (float16 products and sums in half) fails the precision standard on the
+  long float16 reductions, on output1 only.
+
+The three jobs run in one module fixture, two at a time (compiling dominates).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import filecmp
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from justkernel.operators import load_operator, local_cases
+from justkernel.paths import resources_dir
+from justkernel.toolchains import JobSpec, check_tree
+from justkernel.workers.receipts import CaseOutcome, JobKind, Receipt, Status
+from tests.toolchains.ascendc_cpu.ladder_support import PERF_CASES, toolchain
+from tests.workers.test_evaluator_shared import fresh_dir, packs
+
+pytestmark = pytest.mark.timeout(300)
+
+PROJECT = resources_dir() / "operators" / "confusion_mul_grad" / "ascendc"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+OFFICIAL = FIXTURES / "official_template" / "confusion_mul_grad"
+VARIANTS = FIXTURES / "ascendc"
+# What msopgen generates and the contest fixes; the team writes op_host/*.cpp|.h, op_kernel/*.cpp.
+READ_ONLY = (
+    "CMakeLists.txt",
+    "CMakePresets.json",
+    "build.sh",
+    "examples/CMakeLists.txt",
+    "examples/test_aclnn_confusion_mul_grad.cpp",
+    "op_host/CMakeLists.txt",
+    "op_kernel/CMakeLists.txt",
+)
+WRITTEN = (
+    "op_host/confusion_mul_grad.cpp",
+    "op_host/confusion_mul_grad_tiling.h",
+    "op_kernel/confusion_mul_grad.cpp",
+)
+# c08 input1 [513,1], c14 input1 [1,64,1], c15 input1 [5,3,1] (and input0 [5,1,7] there) are
+# broadcast along the row; a row (1, N) operand (c07) and a true scalar (1,) (c09) stay right.
+WRONG_BROADCAST_FAILS = {"c08_in1_col_row_keep_f32", "c14_bcast3d_f16", "c15_small_bcast_f32"}
+# Every float16 local case is a long reduction (1,023 to 523,775 terms per output element).
+HALF_ACCUMULATE_FAILS = {"c11_row_f16", "c12_col_keep_pos_f16", "c13_full_f16", "c14_bcast3d_f16"}
+
+
+async def run(src: Path, case_ids: tuple[str, ...], perf: tuple[str, ...] = ()) -> Receipt:
+    """One job straight through the real toolchain (no result cache: it really runs)."""
+    tc = toolchain()
+    pack_set = await packs(JobKind.FULL if perf else JobKind.PROBE)
+    job = JobSpec(
+        operator=tc.definition.name,
+        kind=JobKind.FULL if perf else JobKind.PROBE,
+        case_ids=case_ids,
+        perf_case_ids=perf,
+        source_tree_hash=check_tree(src, tc.definition).tree_hash,
+        input_packs={role: p.pack_hash for role, p in pack_set.items()},
+        toolchain_id=tc.id,
+        toolchain_version=tc.version,
+    )
+    return await tc.run(job, src, pack_set, fresh_dir("cmg-work") / "w", slot=0, parallelism=2)
+
+
+def variant(name: str) -> Path:
+    """The baseline project with the variant's files laid over it."""
+    dest = fresh_dir(f"cmg-{name}") / "project"
+    shutil.copytree(PROJECT, dest)
+    shutil.copytree(VARIANTS / name, dest, dirs_exist_ok=True)
+    return dest
+
+
+def failing(receipt: Receipt) -> set[str]:
+    return {c.case_id for c in receipt.cases if not c.passed}
+
+
+@pytest.fixture(scope="module")
+def receipts() -> Iterator[dict[str, Receipt]]:
+    cases = tuple(c.id for c in local_cases(load_operator()))
+    f16 = tuple(c.id for c in local_cases(load_operator()) if c.dtype == "float16")
+    assert len(cases) == 15 and len(f16) == 4
+
+    async def all_three() -> list[Receipt]:
+        gate = asyncio.Semaphore(2)  # two jobs at a time: the test machine has two cores
+
+        async def one(src: Path, ids: tuple[str, ...], perf: tuple[str, ...] = ()) -> Receipt:
+            async with gate:
+                return await run(src, ids, perf)
+
+        return await asyncio.gather(
+            one(PROJECT, cases, PERF_CASES),
+            one(variant("wrong_broadcast"), cases),
+            one(variant("f16_half_accumulate"), f16),  # one kernel build: float16 only
+        )
+
+    baseline, wrong, half = asyncio.run(all_three())
+    yield {"baseline": baseline, "wrong_broadcast": wrong, "f16_half_accumulate": half}
+
+
+def test_the_read_only_files_are_the_official_templates_byte_for_byte() -> None:
+    official, ours = (
+        sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+        for root in (OFFICIAL, PROJECT)
+    )
+    assert ours == official  # the same file set: nothing added, nothing missing
+    assert set(READ_ONLY) | set(WRITTEN) == set(official)
+    for rel in READ_ONLY:
+        assert filecmp.cmp(PROJECT / rel, OFFICIAL / rel, shallow=False), rel
+    for rel in WRITTEN:  # the baseline is ours, not the template's last-axis sketch
+        assert not filecmp.cmp(PROJECT / rel, OFFICIAL / rel, shallow=False), rel
+    # the toolchain evaluates this folder as the operator's Ascend C template
+    assert toolchain().definition.project_dir.resolve() == PROJECT.resolve()
+
+
+def test_the_baseline_passes_every_local_case_and_is_modelled(receipts: dict[str, Receipt]) -> None:
+    receipt = receipts["baseline"]
+    assert receipt.status is Status.MEASURED, receipt.detail
+    assert len(receipt.cases) == 15
+    assert all(c.passed and c.outcome is CaseOutcome.PASSED for c in receipt.cases), [
+        (c.case_id, c.outcome, c.detail) for c in receipt.cases if not c.passed
+    ]
+    assert [c.case_id for c in receipt.cycles] == list(PERF_CASES)
+    for c in receipt.cycles:
+        assert c.check.passed, (c.case_id, c.check.detail)
+        assert c.est_cycles is not None and c.est_cycles > 0
+        assert c.pipeline is not None and c.pipeline.bound_pipe
+        assert c.pipeline.block_dim == 1  # the baseline is single-core by design
+    assert receipt.total_est_cycles == sum(c.est_cycles or 0 for c in receipt.cycles)
+
+
+def test_a_kernel_wrong_on_one_broadcast_pattern_fails_exactly_its_cases(
+    receipts: dict[str, Receipt],
+) -> None:
+    receipt = receipts["wrong_broadcast"]
+    assert receipt.status is Status.INCORRECT, receipt.detail
+    assert failing(receipt) == WRONG_BROADCAST_FAILS
+    for c in receipt.cases:
+        if c.case_id in WRONG_BROADCAST_FAILS:
+            assert c.outcome is CaseOutcome.INCORRECT
+            assert not c.outputs[0].passed  # output0 = input0 * input1 uses the wrong scalar
+
+
+def test_a_float16_kernel_accumulating_in_half_fails_the_long_reductions(
+    receipts: dict[str, Receipt],
+) -> None:
+    receipt = receipts["f16_half_accumulate"]
+    assert receipt.status is Status.INCORRECT, receipt.detail
+    assert failing(receipt) == HALF_ACCUMULATE_FAILS
+    for c in receipt.cases:
+        out0, out1 = c.outputs
+        assert c.outcome is CaseOutcome.INCORRECT
+        # output0 is one product rounded once either way; the half sums break output1
+        assert out0.passed and not out1.passed, (c.case_id, out0.message, out1.message)
