@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from justkernel.a2a.tokens import TeamIdentity, TokenStore, token_digest
 from justkernel.cli.main import app
 from justkernel.lab import open_lab
 from justkernel.settings.config import Settings
 from justkernel.store.teams import TeamRegistry
+from justkernel.store.tokens import TeamIdentity, TokenStore, token_digest
 
 
 async def _new_run(settings: Settings) -> str:

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from justkernel.core.statuses import CandidateStatus
 from justkernel.lab import Lab
+from justkernel.store.experiments import ExperimentBook
 from justkernel.store.records import Record
 from justkernel.store.teams import TeamRegistry
 
@@ -64,3 +65,34 @@ async def test_a_team_read_back_from_the_database(lab: Lab, tmp_path: Path) -> N
     assert read == made
     assert isinstance(read.workspace, Path) and read.config == {"sharing": "public"}
     assert "workspace" not in read.to_dict() and read.to_dict()["display_name"] == "Offline-001"
+
+
+async def test_an_experiment_plan_is_recorded_once_per_call_and_closed(lab: Lab) -> None:
+    run = await lab.runs.create("experiments")
+    book = ExperimentBook(lab.db)
+    plan, new = await book.record_plan(run.id, "team-001", {"hypothesis": "tile"}, "call-1")
+    again, new_again = await book.record_plan(run.id, "team-001", {"hypothesis": "x"}, "call-1")
+    assert (new, new_again, again) == (True, False, plan)
+    assert await book.open_plan(run.id, "team-001") == plan
+    await book.close(
+        plan,
+        status="measured",
+        commit="c0ffee",
+        tree_sha256="a" * 64,
+        receipt_key="job-1",
+        cycles_sum=900,
+        closed_by="call-2",
+    )
+    closed = await book.closed_by_call(run.id, "team-001", "call-2")
+    assert closed is not None and closed.cycles_sum == 900 and closed.status == "measured"
+    assert await book.open_plan(run.id, "team-001") is None
+    assert set(closed.to_dict()) == {
+        "number",
+        "plan",
+        "status",
+        "commit",
+        "tree_sha256",
+        "receipt_key",
+        "cycles_sum",
+        "created_at",
+    }

@@ -13,8 +13,8 @@ from justkernel.agents.board_tools import BoardAccess, build_board_tools
 from justkernel.agents.tools import TeamContext
 from justkernel.runtime import LabRuntime
 from justkernel.store.candidates import CandidateStore
+from justkernel.store.experiments import ExperimentBook
 from justkernel.store.teams import Team, TeamRegistry
-from justkernel.teams.experiments import ExperimentBook
 from justkernel.teams.workspace import TeamWorkspace
 
 

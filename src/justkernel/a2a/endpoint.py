@@ -62,10 +62,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from justkernel import __version__
 from justkernel.a2a.executor import IDENTITY_KEY, EvaluatorSource, LabAgentExecutor
 from justkernel.a2a.jsonrpc_body import JsonRpcBodyCheck
-from justkernel.a2a.tokens import TeamIdentity, TokenStore
 from justkernel.lab import Lab
 from justkernel.settings.redaction import register as register_secret
 from justkernel.store.teams import Team, TeamRegistry, UnknownTeam
+from justkernel.store.tokens import TeamIdentity, TokenStore
 
 TEAM_ID_RE = re.compile(r"^team-\d{3}$")
 RPC_URL_KEY = "justkernel.rpc_url"

@@ -30,12 +30,12 @@ from a2a.types import Message, TaskState
 from google.protobuf.json_format import MessageToDict
 
 from justkernel.a2a.board import BoardError, LabBoard
-from justkernel.a2a.tokens import TeamIdentity
 from justkernel.core.relpath import relpath_problem
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
 from justkernel.store.candidates import CandidateStore
 from justkernel.store.teams import TeamRegistry
+from justkernel.store.tokens import TeamIdentity
 from justkernel.toolchains.cpu_source import MAX_FILE_BYTES
 from justkernel.workers.evaluator import Evaluator
 from justkernel.workers.receipts import Receipt

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from justkernel.a2a.policies import DEFAULT_POLICY, POLICIES, SharingPolicy
-from justkernel.a2a.tokens import TokenStore
 from justkernel.lab import Lab
 from justkernel.store.teams import Team, TeamRegistry, UnknownTeam
+from justkernel.store.tokens import TokenStore
 
 EXTERNAL_PRESET = "external"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}$")

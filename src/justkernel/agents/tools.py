@@ -20,7 +20,7 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from justkernel.events import EventLog
 from justkernel.operators import CaseSpec, local_cases, perf_cases
 from justkernel.store import BlobStore
-from justkernel.teams.experiments import ExperimentBook
+from justkernel.store.experiments import ExperimentBook
 from justkernel.teams.proposed_cases import ProposalError, ProposedCases
 from justkernel.teams.workspace import SCRATCH_DIR, TeamWorkspace
 from justkernel.workers.receipts import Receipt

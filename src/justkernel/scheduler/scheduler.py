@@ -47,8 +47,8 @@ from justkernel.scheduler.limits import ModelCallLimiter, ProviderPaused
 from justkernel.scheduler.watchdog import Watchdog, WatchdogLimits
 from justkernel.settings.models import ModelPreset
 from justkernel.store.candidates import CandidateStore
+from justkernel.store.experiments import ExperimentBook
 from justkernel.store.teams import Team, TeamRegistry
-from justkernel.teams.experiments import ExperimentBook
 from justkernel.teams.proposed_cases import ProposedCases
 from justkernel.teams.workspace import TeamWorkspace
 from justkernel.workers.evaluator import Evaluator

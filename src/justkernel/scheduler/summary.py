@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from justkernel.events import Event, EventLog
+from justkernel.store.experiments import ExperimentBook
 from justkernel.store.teams import TeamRegistry
-from justkernel.teams.experiments import ExperimentBook
 
 
 @dataclass

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import Update, insert, select, update
 
 from justkernel.store.database import Database
+from justkernel.store.records import Record
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import a2a_tokens
 
@@ -21,7 +22,7 @@ TOKEN_PREFIX = "jka2a_"  # recognisable in a secret scanner, and never a valid l
 
 
 @dataclass(frozen=True)
-class TeamIdentity:
+class TeamIdentity(Record):
     """Who a request speaks for: one team of one run."""
 
     run_id: str
@@ -88,4 +89,4 @@ class TokenStore:
                     )
                 )
             ).one_or_none()
-        return TeamIdentity(row.run_id, row.team_id) if row is not None else None
+        return TeamIdentity.from_row(row) if row is not None else None

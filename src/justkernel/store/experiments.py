@@ -8,17 +8,20 @@ Recording is idempotent per tool call, so a tool call re-run after a crash does 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import func, insert, select, update
 
 from justkernel.store.database import Database
+from justkernel.store.records import Record
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import experiments
 
 
 @dataclass(frozen=True)
-class Experiment:
+class Experiment(Record):
+    PUBLIC: ClassVar = {"run_id": None, "team_id": None}
+
     run_id: str
     team_id: str
     number: int
@@ -29,33 +32,6 @@ class Experiment:
     receipt_key: str | None
     cycles_sum: int | None
     created_at: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "number": self.number,
-            "plan": self.plan,
-            "status": self.status,
-            "commit": self.commit,
-            "tree_sha256": self.tree_sha256,
-            "receipt_key": self.receipt_key,
-            "cycles_sum": self.cycles_sum,
-            "created_at": self.created_at,
-        }
-
-
-def _row(row: Any) -> Experiment:
-    return Experiment(
-        run_id=row.run_id,
-        team_id=row.team_id,
-        number=row.number,
-        plan=dict(row.plan),
-        status=row.status,
-        commit=row.commit,
-        tree_sha256=row.tree_sha256,
-        receipt_key=row.receipt_key,
-        cycles_sum=row.cycles_sum,
-        created_at=row.created_at,
-    )
 
 
 class ExperimentBook:
@@ -111,7 +87,7 @@ class ExperimentBook:
                     )
                 )
             ).one()
-        return _row(row)
+        return Experiment.from_row(row)
 
     async def list(self, run_id: str, team_id: str | None = None) -> list[Experiment]:
         query = select(experiments).where(experiments.c.run_id == run_id)
@@ -119,7 +95,7 @@ class ExperimentBook:
             query = query.where(experiments.c.team_id == team_id)
         async with self._db.reader.connect() as conn:
             rows = (await conn.execute(query.order_by(experiments.c.number))).all()
-        return [_row(r) for r in rows]
+        return [Experiment.from_row(r) for r in rows]
 
     async def open_plan(self, run_id: str, team_id: str) -> Experiment | None:
         """The latest plan not yet closed by a full simulation."""
