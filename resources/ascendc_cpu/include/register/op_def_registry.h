@@ -33,6 +33,9 @@ using graphStatus = uint32_t;
 constexpr graphStatus GRAPH_SUCCESS = 0;
 constexpr graphStatus GRAPH_FAILED = 0xFFFFFFFFu;
 constexpr graphStatus GRAPH_PARAM_INVALID = 50331649u;
+using Status = uint32_t;
+constexpr Status SUCCESS = 0;
+constexpr Status FAILED = 0xFFFFFFFFu;
 
 // Names as documented for ge::DataType; the numeric values are ours (user code must not rely on them).
 enum DataType {
@@ -51,6 +54,18 @@ enum DataType {
     DT_BF16 = 27,
     DT_UNDEFINED = 28,
 };
+
+// ge::GetSizeByDataType: bytes of one element (-1 for an unknown type).
+inline int GetSizeByDataType(DataType dt)
+{
+    switch (dt) {
+        case DT_FLOAT: case DT_INT32: case DT_UINT32: return 4;
+        case DT_FLOAT16: case DT_BF16: case DT_INT16: case DT_UINT16: return 2;
+        case DT_INT8: case DT_UINT8: case DT_BOOL: return 1;
+        case DT_INT64: case DT_UINT64: case DT_DOUBLE: return 8;
+        default: return -1;
+    }
+}
 
 enum Format {
     FORMAT_NCHW = 0,
