@@ -69,6 +69,7 @@ constexpr uint64_t kWorkspaceCap = uint64_t(256) << 20;
 constexpr uint64_t kBufferCap = uint64_t(1) << 32;
 constexpr size_t kTilingCapacity = 64 * 1024;
 constexpr uint64_t kMiB = uint64_t(1) << 20;
+constexpr uint64_t kGiB = uint64_t(1) << 30;
 
 enum { B_IN0, B_IN1, B_IN2, B_OUT0, B_OUT1, B_WS, B_COUNT };
 const char* const kBufferNames[B_COUNT] = {"input0", "input1", "input2", "output0", "output1", "workspace"};
@@ -281,7 +282,7 @@ void on_segv(int sig, siginfo_t* info, void*) {
         return;
     }
     // Which buffer the address falls in (or past), for a message without addresses.
-    const char* name = "no buffer";
+    const char* name = nullptr;
     uint64_t offset = 0;
     bool inside = false;
     for (int b = 0; b < B_COUNT; ++b) {
@@ -307,12 +308,17 @@ void on_segv(int sig, siginfo_t* info, void*) {
         n = std::snprintf(g_fault_text, sizeof g_fault_text, "%s",
                           misuse_json("gm_write_readonly", msg, nullptr, 0, g_fault.block).c_str());
     } else {
+        char where[128];
+        if (name != nullptr) {
+            std::snprintf(where, sizeof where, "byte %" PRIu64 " %s %s", offset, inside ? "of" : "past the end of", name);
+        } else {
+            std::snprintf(where, sizeof where, "outside every GM buffer");
+        }
         char msg[512];
         std::snprintf(msg, sizeof msg,
-                      "the kernel dereferenced a GM pointer directly (byte %" PRIu64 " %s %s): GM is reached "
-                      "through GlobalTensor (SetGlobalBuffer, DataCopy, GetValue/SetValue); direct scalar "
-                      "access to GM is not modelled",
-                      offset, inside ? "of" : "past the end of", name);
+                      "the kernel dereferenced a GM pointer directly (%s): GM is reached through GlobalTensor "
+                      "(SetGlobalBuffer, DataCopy, GetValue/SetValue); direct scalar access to GM is not modelled",
+                      where);
         n = std::snprintf(g_fault_text, sizeof g_fault_text, "%s",
                           misuse_json("gm_raw_access", msg, nullptr, 0, g_fault.block).c_str());
     }
@@ -567,7 +573,9 @@ int main(int argc, char** argv) {
         lo = std::min(lo, buf.fake);
         hi = std::max(hi, buf.fake + (buf.bytes + kMiB - 1) / kMiB * kMiB + kMiB);
     }
-    lo &= ~(kMiB - 1);
+    // 1 GiB of slack on both sides: a pointer computed off a GM base still lands in the range.
+    lo = (lo & ~(kMiB - 1)) - kGiB;
+    hi += kGiB;
     void* want = reinterpret_cast<void*>(lo);
     void* got = mmap(want, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     if (got != want) die(EXIT_GM_RANGE, "cannot reserve the fake GM range: %s", got == MAP_FAILED ? std::strerror(errno) : "moved");
