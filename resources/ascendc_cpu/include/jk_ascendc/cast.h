@@ -127,13 +127,13 @@ constexpr uint32_t lanes() {
 }
 
 template <typename D, typename S>
-inline void cast_repeat(const rep::Operand& d, const rep::Operand& s, uint64_t r,
-                        const rep::Mask& m, Mode mode, Site site) {
+inline void cast_repeat(const rep::Operand& d, const rep::Operand& s, const rep::Walk& wd,
+                        const rep::Walk& ws, uint64_t r, Mode mode, Site site) {
   constexpr uint32_t L = lanes<D, S>();
   S vs[L];
-  rep::touch(s, r, m, L, false, "Cast", site, [&](uint32_t i, uint64_t o) { vs[i] = rep::load<S>(s, o); });
-  rep::touch(d, r, m, L, true, "Cast", site,
-             [&](uint32_t i, uint64_t o) { rep::store<D>(d, o, convert<D, S>(vs[i], mode)); });
+  ws.run(s, r, false, "Cast", site, [&](uint32_t i, uint64_t o) { vs[i] = rep::load<S>(s, o); });
+  wd.run(d, r, true, "Cast", site,
+         [&](uint32_t i, uint64_t o) { rep::store<D>(d, o, convert<D, S>(vs[i], mode)); });
 }
 
 template <typename D, typename S>
@@ -145,7 +145,8 @@ inline void cast_mask(const AscendC::LocalTensor<D>& dst, const AscendC::LocalTe
   const rep::Operand d = rep::operand(dst, "dst", rp.dstBlkStride, rp.dstRepStride, "Cast", site);
   const rep::Operand s = rep::operand(src, "src", rp.srcBlkStride, rp.srcRepStride, "Cast", site);
   rep::issue_v("Cast", rep::kRepeatBytes / lanes<D, S>(), uint64_t(repeat), site);
-  for (int64_t r = 0; r < repeat; ++r) cast_repeat<D, S>(d, s, uint64_t(r), m, mode, site);
+  const rep::Walk wd(d, m, lanes<D, S>()), ws(s, m, lanes<D, S>());
+  for (int64_t r = 0; r < repeat; ++r) cast_repeat<D, S>(d, s, wd, ws, uint64_t(r), mode, site);
 }
 
 }  // namespace cast
@@ -172,9 +173,12 @@ inline void Cast(const LocalTensor<T1>& dst, const LocalTensor<T2>& src, const R
       jk::rep::operand(src, "src", 1, L * sizeof(T2) / jk::rep::kBlockBytes, "Cast", site);
   if (p.repeats() == 0) return;
   jk::rep::issue_v("Cast", jk::rep::kRepeatBytes / L, p.repeats(), site);
-  jk::rep::for_count(p, L, [&](uint64_t r, const jk::rep::Mask& m) {
-    jk::cast::cast_repeat<T1, T2>(d, s, r, m, roundMode, site);
-  });
+  jk::rep::declare_count(s, count, false, "Cast", site);
+  jk::rep::declare_count(d, count, true, "Cast", site);
+  for (uint64_t i = 0; i < count; ++i) {
+    const T2 v = jk::rep::load<T2>(s, i * sizeof(T2));
+    jk::rep::store<T1>(d, i * sizeof(T1), jk::cast::convert<T1, T2>(v, roundMode));
+  }
 }
 
 template <typename T1, typename T2, bool isSetMask = true>

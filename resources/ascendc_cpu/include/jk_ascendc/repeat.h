@@ -165,29 +165,49 @@ inline void declare(const Operand& op, uint64_t start, uint64_t end, bool write,
   }
 }
 
-// For repeat r of `op` under mask m over `lanes` elements: declare each maximal contiguous span
-// of active elements, then call f(i, byte_offset) for every active element i in order.
+// The lanes one operand touches under one mask, laid out once per instruction: every repeat
+// touches the same pattern shifted by r * repeat stride.
+struct Walk {
+  uint32_t n = 0;       // active lanes
+  uint32_t nspans = 0;  // maximal contiguous byte spans inside one repeat
+  uint16_t lane[128];
+  uint64_t off[128];    // byte offset of each active lane inside its repeat
+  uint64_t s[128], e[128];
+  Walk(const Operand& op, const Mask& m, uint32_t lanes) {
+    for (uint32_t i = 0; i < lanes; ++i) {
+      if (!m.test(i)) continue;
+      const uint64_t o = op.at(0, i);
+      lane[n] = static_cast<uint16_t>(i);
+      off[n++] = o;
+      if (nspans && e[nspans - 1] == o) {
+        e[nspans - 1] += op.esize;
+      } else {
+        s[nspans] = o;
+        e[nspans++] = o + op.esize;
+      }
+    }
+  }
+  // Repeat r: declare each span to the engine, then f(lane, byte_offset) per active lane.
+  template <typename F>
+  void run(const Operand& op, uint64_t r, bool write, const char* api, Site site, F&& f) const {
+    const uint64_t base = r * op.rep * op.rep_unit;
+    for (uint32_t k = 0; k < nspans; ++k) declare(op, base + s[k], base + e[k], write, api, site);
+    for (uint32_t k = 0; k < n; ++k) f(lane[k], base + off[k]);
+  }
+};
+
+// One-off form of Walk for a single repeat.
 template <typename F>
 inline void touch(const Operand& op, uint64_t r, const Mask& m, uint32_t lanes, bool write,
                   const char* api, Site site, F&& f) {
-  uint64_t s = 0, e = 0;
-  bool open = false;
-  for (uint32_t i = 0; i < lanes; ++i) {
-    if (!m.test(i)) continue;
-    const uint64_t o = op.at(r, i);
-    if (open && o == e) {
-      e += op.esize;
-    } else {
-      if (open) declare(op, s, e, write, api, site);
-      s = o;
-      e = o + op.esize;
-      open = true;
-    }
-  }
-  if (open) declare(op, s, e, write, api, site);
-  for (uint32_t i = 0; i < lanes; ++i) {
-    if (m.test(i)) f(i, op.at(r, i));
-  }
+  Walk(op, m, lanes).run(op, r, write, api, site, f);
+}
+
+// Count-form fast path: a count-form operand is contiguous, so it is ONE span of `count`
+// elements; declaring it once (reads before writes) keeps the engine checks exact and cheap.
+inline void declare_count(const Operand& op, uint64_t count, bool write, const char* api,
+                          Site site) {
+  if (count) declare(op, 0, count * op.esize, write, api, site);
 }
 
 // Issue one V-pipe instruction costing startup + repeats * per_repeat (SoC table by op, dtype).
@@ -213,14 +233,6 @@ inline CountPlan plan_count(int64_t count, uint32_t lanes, const char* api, Site
   p.full = uint64_t(count) / lanes;
   p.tail = static_cast<uint32_t>(uint64_t(count) % lanes);
   return p;
-}
-
-// Walk a count plan: g(repeat_index, mask) for each repeat.
-template <typename G>
-inline void for_count(const CountPlan& p, uint32_t lanes, G&& g) {
-  const Mask full = mask_first(lanes);
-  for (uint64_t r = 0; r < p.full; ++r) g(r, full);
-  if (p.tail) g(p.full, mask_first(p.tail));
 }
 
 template <bool isSetMask>

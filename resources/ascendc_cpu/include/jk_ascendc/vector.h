@@ -130,13 +130,14 @@ struct ReluOp {
 // ---- binary: dst[i] = op(src0[i], src1[i]) ----------------------------------------------------
 template <typename T, typename Op>
 inline void binary_repeat(const char* api, const rep::Operand& d, const rep::Operand& a,
-                          const rep::Operand& b, uint64_t r, const rep::Mask& m, Site site, Op op) {
+                          const rep::Operand& b, const rep::Walk& wd, const rep::Walk& wa,
+                          const rep::Walk& wb, uint64_t r, Site site, Op op) {
   constexpr uint32_t L = rep::per_repeat<T>();
   T va[L], vb[L];
-  rep::touch(a, r, m, L, false, api, site, [&](uint32_t i, uint64_t o) { va[i] = rep::load<T>(a, o); });
-  rep::touch(b, r, m, L, false, api, site, [&](uint32_t i, uint64_t o) { vb[i] = rep::load<T>(b, o); });
-  rep::touch(d, r, m, L, true, api, site,
-             [&](uint32_t i, uint64_t o) { rep::store<T>(d, o, op(va[i], vb[i])); });
+  wa.run(a, r, false, api, site, [&](uint32_t i, uint64_t o) { va[i] = rep::load<T>(a, o); });
+  wb.run(b, r, false, api, site, [&](uint32_t i, uint64_t o) { vb[i] = rep::load<T>(b, o); });
+  wd.run(d, r, true, api, site,
+         [&](uint32_t i, uint64_t o) { rep::store<T>(d, o, op(va[i], vb[i])); });
 }
 
 template <typename T, typename Op>
@@ -150,7 +151,14 @@ inline void binary_count(const char* api, const AscendC::LocalTensor<T>& dst,
   const rep::Operand b = rep::operand(s1, "src1", 1, 8, api, site);
   if (p.repeats() == 0) return;
   rep::issue_v(api, sizeof(T), p.repeats(), site);
-  rep::for_count(p, L, [&](uint64_t r, const rep::Mask& m) { binary_repeat<T>(api, d, a, b, r, m, site, op); });
+  const uint64_t n = uint64_t(count);
+  rep::declare_count(a, n, false, api, site);
+  rep::declare_count(b, n, false, api, site);
+  rep::declare_count(d, n, true, api, site);
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t o = i * sizeof(T);
+    rep::store<T>(d, o, op(rep::load<T>(a, o), rep::load<T>(b, o)));
+  }
 }
 
 template <typename T, typename Op>
@@ -163,17 +171,19 @@ inline void binary_mask(const char* api, const AscendC::LocalTensor<T>& dst,
   const rep::Operand a = rep::operand(s0, "src0", rp.src0BlkStride, rp.src0RepStride, api, site);
   const rep::Operand b = rep::operand(s1, "src1", rp.src1BlkStride, rp.src1RepStride, api, site);
   rep::issue_v(api, sizeof(T), uint64_t(repeat), site);
-  for (int64_t r = 0; r < repeat; ++r) binary_repeat<T>(api, d, a, b, uint64_t(r), m, site, op);
+  constexpr uint32_t L = rep::per_repeat<T>();
+  const rep::Walk wd(d, m, L), wa(a, m, L), wb(b, m, L);
+  for (int64_t r = 0; r < repeat; ++r) binary_repeat<T>(api, d, a, b, wd, wa, wb, uint64_t(r), site, op);
 }
 
 // ---- unary (and tensor-scalar): dst[i] = f(src[i]) ---------------------------------------------
 template <typename T, typename F>
-inline void unary_repeat(const char* api, const rep::Operand& d, const rep::Operand& s, uint64_t r,
-                         const rep::Mask& m, Site site, F f) {
+inline void unary_repeat(const char* api, const rep::Operand& d, const rep::Operand& s,
+                         const rep::Walk& wd, const rep::Walk& ws, uint64_t r, Site site, F f) {
   constexpr uint32_t L = rep::per_repeat<T>();
   T vs[L];
-  rep::touch(s, r, m, L, false, api, site, [&](uint32_t i, uint64_t o) { vs[i] = rep::load<T>(s, o); });
-  rep::touch(d, r, m, L, true, api, site, [&](uint32_t i, uint64_t o) { rep::store<T>(d, o, f(vs[i])); });
+  ws.run(s, r, false, api, site, [&](uint32_t i, uint64_t o) { vs[i] = rep::load<T>(s, o); });
+  wd.run(d, r, true, api, site, [&](uint32_t i, uint64_t o) { rep::store<T>(d, o, f(vs[i])); });
 }
 
 template <typename T, typename F>
@@ -185,7 +195,10 @@ inline void unary_count(const char* api, const AscendC::LocalTensor<T>& dst,
   const rep::Operand s = rep::operand(src, "src", 1, 8, api, site);
   if (p.repeats() == 0) return;
   rep::issue_v(api, sizeof(T), p.repeats(), site);
-  rep::for_count(p, L, [&](uint64_t r, const rep::Mask& m) { unary_repeat<T>(api, d, s, r, m, site, f); });
+  const uint64_t n = uint64_t(count);
+  rep::declare_count(s, n, false, api, site);
+  rep::declare_count(d, n, true, api, site);
+  for (uint64_t i = 0; i < n; ++i) rep::store<T>(d, i * sizeof(T), f(rep::load<T>(s, i * sizeof(T))));
 }
 
 template <typename T, typename F>
@@ -196,15 +209,16 @@ inline void unary_mask(const char* api, const AscendC::LocalTensor<T>& dst,
   const rep::Operand d = rep::operand(dst, "dst", rp.dstBlkStride, rp.dstRepStride, api, site);
   const rep::Operand s = rep::operand(src, "src", rp.srcBlkStride, rp.srcRepStride, api, site);
   rep::issue_v(api, sizeof(T), uint64_t(repeat), site);
-  for (int64_t r = 0; r < repeat; ++r) unary_repeat<T>(api, d, s, uint64_t(r), m, site, f);
+  constexpr uint32_t L = rep::per_repeat<T>();
+  const rep::Walk wd(d, m, L), ws(s, m, L);
+  for (int64_t r = 0; r < repeat; ++r) unary_repeat<T>(api, d, s, wd, ws, uint64_t(r), site, f);
 }
 
 // ---- Duplicate: dst[i] = scalar --------------------------------------------------------------
 template <typename T>
-inline void dup_repeat(const char* api, const rep::Operand& d, uint64_t r, const rep::Mask& m,
+inline void dup_repeat(const char* api, const rep::Operand& d, const rep::Walk& wd, uint64_t r,
                        T v, Site site) {
-  rep::touch(d, r, m, rep::per_repeat<T>(), true, api, site,
-             [&](uint32_t, uint64_t o) { rep::store<T>(d, o, v); });
+  wd.run(d, r, true, api, site, [&](uint32_t, uint64_t o) { rep::store<T>(d, o, v); });
 }
 
 }  // namespace vops
@@ -337,9 +351,8 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int
   if (p.repeats() == 0) return;
   jk::rep::issue_v("Duplicate", sizeof(T), p.repeats(), site);
   const T v = scalarValue;
-  jk::rep::for_count(p, L, [&](uint64_t r, const jk::rep::Mask& m) {
-    jk::vops::dup_repeat<T>("Duplicate", d, r, m, v, site);
-  });
+  jk::rep::declare_count(d, uint64_t(count), true, "Duplicate", site);
+  for (uint64_t i = 0; i < uint64_t(count); ++i) jk::rep::store<T>(d, i * sizeof(T), v);
 }
 
 namespace jkdetail {
@@ -349,7 +362,8 @@ inline void dup_mask(const LocalTensor<T>& dst, T v, const jk::rep::Mask& m, int
   jk::rep::check_repeat(repeat, "Duplicate", site);
   const jk::rep::Operand d = jk::rep::operand(dst, "dst", blk, rep, "Duplicate", site);
   jk::rep::issue_v("Duplicate", sizeof(T), uint64_t(repeat), site);
-  for (int32_t r = 0; r < repeat; ++r) jk::vops::dup_repeat<T>("Duplicate", d, uint64_t(r), m, v, site);
+  const jk::rep::Walk wd(d, m, jk::rep::per_repeat<T>());
+  for (int32_t r = 0; r < repeat; ++r) jk::vops::dup_repeat<T>("Duplicate", d, wd, uint64_t(r), v, site);
 }
 }  // namespace jkdetail
 
