@@ -415,41 +415,17 @@ public:
     const char* GetNodeName() const { return node_name_; }
     const char* GetNodeType() const { return node_type_; }
 
-    ge::graphStatus SetBlockDim(const uint32_t block_dim)
-    {
-        block_dim_ = block_dim;
-        return ge::GRAPH_SUCCESS;
-    }
+    ge::graphStatus SetBlockDim(const uint32_t block_dim) { return stored(block_dim_, block_dim); }
     uint32_t GetBlockDim() const { return block_dim_; }
-    ge::graphStatus SetTilingKey(const uint64_t tiling_key)
-    {
-        tiling_key_ = tiling_key;
-        return ge::GRAPH_SUCCESS;
-    }
+    ge::graphStatus SetTilingKey(const uint64_t tiling_key) { return stored(tiling_key_, tiling_key); }
     uint64_t GetTilingKey() const { return tiling_key_; }
-    ge::graphStatus SetTilingCond(int32_t cond)
-    {
-        tiling_cond_ = cond;
-        return ge::GRAPH_SUCCESS;
-    }
+    ge::graphStatus SetTilingCond(int32_t cond) { return stored(tiling_cond_, cond); }
     int32_t GetTilingCond() const { return tiling_cond_; }
-    ge::graphStatus SetNeedAtomic(const bool atomic)
-    {
-        need_atomic_ = atomic;
-        return ge::GRAPH_SUCCESS;
-    }
+    ge::graphStatus SetNeedAtomic(const bool atomic) { return stored(need_atomic_, atomic); }
     bool NeedAtomic() const { return need_atomic_; }
-    ge::graphStatus SetScheduleMode(const uint32_t mode)
-    {
-        schedule_mode_ = mode;
-        return ge::GRAPH_SUCCESS;
-    }
+    ge::graphStatus SetScheduleMode(const uint32_t mode) { return stored(schedule_mode_, mode); }
     uint32_t GetScheduleMode() const { return schedule_mode_; }
-    ge::graphStatus SetLocalMemorySize(const uint32_t size)
-    {
-        local_memory_size_ = size;
-        return ge::GRAPH_SUCCESS;
-    }
+    ge::graphStatus SetLocalMemorySize(const uint32_t size) { return stored(local_memory_size_, size); }
     uint32_t GetLocalMemorySize() const { return local_memory_size_; }
     int32_t GetDeterministic() const { return 1; }
 
@@ -520,6 +496,12 @@ public:
     }
 
 private:
+    template <typename T>
+    static ge::graphStatus stored(T& field, T value)
+    {
+        field = value;
+        return ge::GRAPH_SUCCESS;
+    }
     const char* node_name_ = "";
     const char* node_type_ = "";
     size_t input_num_ = 0;
