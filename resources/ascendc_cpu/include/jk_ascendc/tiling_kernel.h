@@ -1,12 +1,13 @@
 // Kernel-side tiling access: GET_TILING_DATA and friends (Kernel Tiling, atlasascendc_api_07_0213).
 //
-// GET_TILING_DATA(var, tiling) (atlasascendc_api_07_0214): declares `var` of the structure registered
-// for this operator and fills it from the tiling argument. Here the registered structure is the
-// class REGISTER_TILING_DATA_CLASS(<op>, <class>) named for the operator the kernel is compiled for
-// (-DJK_OP_TYPE=<op>), looked up in namespace optiling where the docs' examples register it.
-// The bytes are those SaveToBuffer wrote: the class's own layout (see register/tilingdata_base.h),
-// so the copy is a plain memcpy of sizeof(class) bytes from the tiling pointer (a real pointer the
-// harness passes; the harness zero-fills its capacity, so a short host write reads zeros).
+// GET_TILING_DATA(var, tiling) (listed in atlasascendc_api_07_0213): declares `var` of the
+// structure registered for this operator and fills it from the tiling argument. Here the
+// registered structure is the class REGISTER_TILING_DATA_CLASS(<op>, <class>) named for the
+// operator the kernel is compiled for (-DJK_OP_TYPE=<op>), looked up in namespace optiling where
+// the docs' examples register it. The bytes are those SaveToBuffer wrote: the class's own layout
+// (see register/tilingdata_base.h), so the copy is a plain memcpy of sizeof(class) bytes from the
+// tiling pointer (a real, read-only pointer the harness passes; it zero-fills the capacity, so a
+// short host write reads zeros).
 //
 // GET_TILING_DATA_WITH_STRUCT(struct, var, tiling) (atlasascendc_api_07_0215): the same with a named
 // class. TILING_KEY_IS(k) (atlasascendc_api_07_0213 list): true when the host's SetTilingKey(k).

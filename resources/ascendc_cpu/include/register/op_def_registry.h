@@ -3,12 +3,15 @@
 // our own code. Everything is inline or a template: no object here has a dynamic initialiser.
 //
 //   ge::graphStatus, GRAPH_SUCCESS/GRAPH_FAILED, ge::DataType, ge::Format
-//   gert::Shape (atlasopapi_07_00017 family), gert::StorageShape, gert::Tensor,
+//   gert::Shape (GetDimNum atlasopapi_07_00157, SetDimNum 07_00158, AppendDim 07_00161: an append
+//   past the maximum rank does nothing), gert::StorageShape, gert::Tensor,
 //   gert::CompileTimeTensorDesc, gert::ContinuousVector / TypedContinuousVector,
 //   gert::RuntimeAttrs (atlasopapi_07_00551), gert::TilingData, gert::TilingContext
 //   (atlasopapi_07_00555), gert::InferShapeContext, gert::InferDataTypeContext
 //   ops::OpDef builder (Input/Output/Attr/SetInferShape/SetInferDataType/AICore().SetTiling/AddConfig)
-//   OP_ADD(OpType): registers the operator for the harness (see below).
+//   and OP_ADD(OpType), as the operator prototype guide shows them (atlas_ascendc_10_0062: a class
+//   derived from OpDef, registered with OP_ADD and the class name); OP_ADD here registers the
+//   operator for the harness (see below).
 //
 // OP_ADD and the harness: instead of a start-up registration object (which would put an
 // .init_array entry into the user's host object), OP_ADD defines two extern "C" functions with fixed
