@@ -245,3 +245,11 @@ def test_cast_odd_outside_float_to_half_is_misuse(ddt: str, sdt: str) -> None:
     assert res.returncode == 7
     assert res.misuse["check"] == "unsupported_argument"
     assert "CAST_ODD" in res.misuse["message"]
+
+
+def test_cast_cost_is_looked_up_by_the_source_dtype() -> None:
+    # ops_engine_setup.h: 3 cycles per repeat for 2-byte, 2 for 4-byte dtypes. half -> float over
+    # 128 elements is 2 repeats of 64 lanes (the wider type) costed as a half instruction.
+    s = Script().alloc("h", "f16", 128, np.ones(128)).alloc("f", "f32", 128)
+    s.call("CAST", "f32", "f16", "NONE", "count", "f", "h", 128)
+    assert run_ok(s.stats()).stats["Cast"] == (1, 10 + 2 * 3)

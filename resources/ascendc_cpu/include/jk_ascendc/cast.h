@@ -144,7 +144,7 @@ inline void cast_mask(const AscendC::LocalTensor<D>& dst, const AscendC::LocalTe
   rep::check_repeat(repeat, "Cast", site);
   const rep::Operand d = rep::operand(dst, "dst", rp.dstBlkStride, rp.dstRepStride, "Cast", site);
   const rep::Operand s = rep::operand(src, "src", rp.srcBlkStride, rp.srcRepStride, "Cast", site);
-  rep::issue_v("Cast", rep::kRepeatBytes / lanes<D, S>(), uint64_t(repeat), site);
+  rep::issue_v("Cast", sizeof(S), uint64_t(repeat), site);  // cost table keyed by source dtype
   const rep::Walk wd(d, m, lanes<D, S>()), ws(s, m, lanes<D, S>());
   for (int64_t r = 0; r < repeat; ++r) cast_repeat<D, S>(d, s, wd, ws, uint64_t(r), mode, site);
 }
@@ -172,7 +172,7 @@ inline void Cast(const LocalTensor<T1>& dst, const LocalTensor<T2>& src, const R
   const jk::rep::Operand s =
       jk::rep::operand(src, "src", 1, L * sizeof(T2) / jk::rep::kBlockBytes, "Cast", site);
   if (p.repeats() == 0) return;
-  jk::rep::issue_v("Cast", jk::rep::kRepeatBytes / L, p.repeats(), site);
+  jk::rep::issue_v("Cast", sizeof(T2), p.repeats(), site);  // cost table keyed by source dtype
   jk::rep::declare_count(s, count, false, "Cast", site);
   jk::rep::declare_count(d, count, true, "Cast", site);
   for (uint64_t i = 0; i < count; ++i) {

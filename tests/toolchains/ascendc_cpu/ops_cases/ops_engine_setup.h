@@ -1,8 +1,11 @@
 // Engine set-up for ops_main.cpp: one core of a 910B-like SoC with a fixed, simple vector cost
-// table (the tests check that each call is ONE V instruction costing startup + repeats * 2).
+// table (the tests check that each call is ONE V instruction costing startup + repeats * k:
+// startup 10, k = 2 for 4-byte and 3 for 2-byte dtypes).
 #pragma once
 
-inline jk::VectorCost jk_test_vector_cost(const char*, uint32_t) { return jk::VectorCost{10, 2}; }
+inline jk::VectorCost jk_test_vector_cost(const char*, uint32_t dtype_bytes) {
+  return jk::VectorCost{10, dtype_bytes == 2 ? 3u : 2u};
+}
 
 inline void jk_test_setup_engine() {
   jk::SocParams p{};
