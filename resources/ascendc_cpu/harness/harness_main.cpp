@@ -69,7 +69,7 @@ constexpr uint64_t kWorkspaceCap = uint64_t(256) << 20;
 constexpr uint64_t kBufferCap = uint64_t(1) << 32;
 constexpr size_t kTilingCapacity = 64 * 1024;
 constexpr uint64_t kMiB = uint64_t(1) << 20;
-constexpr uint64_t kGiB = uint64_t(1) << 30;
+constexpr uint64_t kGmSlack = uint64_t(64) << 20;
 
 enum { B_IN0, B_IN1, B_IN2, B_OUT0, B_OUT1, B_WS, B_COUNT };
 const char* const kBufferNames[B_COUNT] = {"input0", "input1", "input2", "output0", "output1", "workspace"};
@@ -573,9 +573,10 @@ int main(int argc, char** argv) {
         lo = std::min(lo, buf.fake);
         hi = std::max(hi, buf.fake + (buf.bytes + kMiB - 1) / kMiB * kMiB + kMiB);
     }
-    // 1 GiB of slack on both sides: a pointer computed off a GM base still lands in the range.
-    lo = (lo & ~(kMiB - 1)) - kGiB;
-    hi += kGiB;
+    // Slack on both sides, so a pointer computed off a GM base still lands in the range; small,
+    // because the reservation counts against the sandbox's RLIMIT_AS like real memory.
+    lo = (lo & ~(kMiB - 1)) - kGmSlack;
+    hi += kGmSlack;
     void* want = reinterpret_cast<void*>(lo);
     void* got = mmap(want, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     if (got != want) die(EXIT_GM_RANGE, "cannot reserve the fake GM range: %s", got == MAP_FAILED ? std::strerror(errno) : "moved");
