@@ -10,6 +10,7 @@ from typing import Any, Literal
 from sqlalchemy import insert, select
 
 from justkernel.store.database import Database
+from justkernel.store.records import Record
 from justkernel.store.schema import runs
 
 RunMode = Literal["live", "replay", "demo"]
@@ -20,7 +21,7 @@ class UnknownRun(LookupError):
 
 
 @dataclass(frozen=True)
-class Run:
+class Run(Record):
     id: str
     name: str
     mode: RunMode
@@ -30,16 +31,7 @@ class Run:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "mode": self.mode,
-            "read_only": self.read_only,
-            "created_at": self.created_at,
-            "last_seq": self.last_seq,
-            "meta": self.meta,
-            "provenance": provenance(self),
-        }
+        return {**super().to_dict(), "provenance": provenance(self)}
 
 
 def imported_provenance(claims_simulated: bool) -> str:
@@ -64,18 +56,6 @@ def utc_now_iso() -> str:
 
 def new_run_id() -> str:
     return f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-
-
-def _row_to_run(row: Any) -> Run:
-    return Run(
-        id=row.id,
-        name=row.name,
-        mode=row.mode,
-        read_only=bool(row.read_only),
-        created_at=row.created_at,
-        last_seq=row.last_seq,
-        meta=dict(row.meta or {}),
-    )
 
 
 class RunRepository:
@@ -121,9 +101,9 @@ class RunRepository:
             row = (await conn.execute(select(runs).where(runs.c.id == run_id))).one_or_none()
         if row is None:
             raise UnknownRun(run_id)
-        return _row_to_run(row)
+        return Run.from_row(row)
 
     async def list(self) -> list[Run]:
         async with self._db.reader.connect() as conn:
             rows = (await conn.execute(select(runs).order_by(runs.c.created_at.desc()))).all()
-        return [_row_to_run(r) for r in rows]
+        return [Run.from_row(r) for r in rows]
