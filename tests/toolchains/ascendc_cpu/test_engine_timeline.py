@@ -65,3 +65,18 @@ def test_flags_order_pipes_and_pipe_all_holds_the_scalar() -> None:
 @pytest.mark.parametrize("case", ["double_buffer", "pipeline_hazard", "cross_core_race"])
 def test_the_same_program_gives_the_same_numbers(case: str) -> None:
     assert run_case(case) == run_case(case)
+
+
+def test_scalar_issue_is_busy_time_on_the_s_lane() -> None:
+    # one issue cycle per API call: 11 calls a tile (AllocTensor, DataCopy, EnQue, DeQue,
+    # AllocTensor, TestScale, EnQue, FreeTensor, DeQue, DataCopy, FreeTensor); the first copy
+    # starts after two of them, the rest of the scalar work hides under MTE2
+    r = run_case("double_buffer", "--issue=1")
+    calls = 11 * TILES
+    assert r["total"] == 2 + TILES * IN + V + OUT
+    busy = r["cores"][0]["busy"]
+    assert busy["S"] == calls
+    assert r["ops"][0] == {"op": "issue", "pipe": "S", "calls": calls, "cycles": calls}
+    # the trace accounts for every busy cycle, and no lane overlaps itself
+    for pipe, (traced, overlaps) in r["trace"][0].items():
+        assert (traced, overlaps) == (busy[pipe], False), pipe

@@ -221,6 +221,7 @@ struct Engine {
     ub_top_ = 0;
     tpipe_ = nullptr;
     has_cur_instr_ = false;
+    has_issue_event_ = false;
   }
 
   void end_core() {
@@ -235,7 +236,7 @@ struct Engine {
   // issued it and the pipe is free (in-order pipes), and inherits the scalar's clock (program order).
   uint64_t issue(Pipe pipe, const char* op, uint64_t cycles, Site site) {
     require_core(site);
-    scalar_tick();
+    scalar_tick(site);
     const int p = static_cast<int>(pipe);
     const uint32_t id = ++count_[p];
     uint64_t start;
@@ -267,7 +268,7 @@ struct Engine {
   // A scalar bookkeeping call (queue operations): one issue slot on the scalar, no instruction.
   void scalar_op(Site site) {
     require_core(site);
-    scalar_tick();
+    scalar_tick(site);
   }
 
   // ---- UB accesses of the instruction just issued ----------------------------------------------
@@ -299,7 +300,7 @@ struct Engine {
   void set_flag(Pipe src, Pipe dst, int32_t id, Site site) {
     require_core(site);
     check_event_id(id, site);
-    scalar_tick();
+    scalar_tick(site);
     Snapshot s = snapshot(src, site);
     s.time += soc_.flag_cycles;
     flags_[flag_key(src, dst, id)].push_back(s);
@@ -307,7 +308,7 @@ struct Engine {
   void wait_flag(Pipe src, Pipe dst, int32_t id, Site site) {
     require_core(site);
     check_event_id(id, site);
-    scalar_tick();
+    scalar_tick(site);
     auto& pending = flags_[flag_key(src, dst, id)];
     if (pending.empty()) {
       misuse("wait_without_set", site,
@@ -322,7 +323,7 @@ struct Engine {
   // PipeBarrier<PIPE_ALL>: every pipe and the scalar wait for everything issued so far.
   void barrier_all(Site site) {
     require_core(site);
-    scalar_tick();
+    scalar_tick(site);
     VClock all;
     for (int i = 0; i < kPipes; ++i) all.join(vc_[i]);
     const uint64_t t = now_max() + soc_.barrier_cycles;
@@ -335,7 +336,7 @@ struct Engine {
   // PipeBarrier<PIPE_X>: pipes are modelled in order, so only the cost remains.
   void barrier_pipe(Pipe p, Site site) {
     require_core(site);
-    scalar_tick();
+    scalar_tick(site);
     const int i = static_cast<int>(p);
     free_[i] = std::max(free_[i], s_time_) + soc_.barrier_cycles;
   }
@@ -480,10 +481,26 @@ struct Engine {
   void require_core(Site site) const {
     if (!in_core_) misuse("unsupported_argument", site, "kernel API called outside a running core");
   }
-  void scalar_tick() {
-    s_time_ += soc_.scalar_issue;
+  // The scalar spends scalar_issue cycles issuing each API call: S-pipe busy time, shown on the
+  // S lane of the trace as "issue" spans (back-to-back issues merged into one span).
+  void scalar_tick(Site site) {
+    const uint64_t cost = soc_.scalar_issue;
+    if (cost == 0) return;
+    const uint64_t start = s_time_;
+    s_time_ += cost;
     free_[0] = std::max(free_[0], s_time_);
-    cur_.pipes[0].busy += soc_.scalar_issue;
+    cur_.pipes[0].busy += cost;
+    add_op("issue", Pipe::S, cost);
+    if (has_issue_event_ && issue_event_ + 1 == trace_.size() &&
+        trace_[issue_event_].start + trace_[issue_event_].dur == start) {
+      trace_[issue_event_].dur += cost;
+    } else if (trace_.size() < trace_cap) {
+      issue_event_ = trace_.size();
+      has_issue_event_ = true;
+      trace_.push_back(TraceEvent{block_idx_, Pipe::S, "issue", start, cost, site});
+    } else {
+      trace_truncated_ = true;
+    }
   }
   void check_event_id(int32_t id, Site site) const {
     if (id < 0 || id >= 8)
@@ -724,6 +741,8 @@ struct Engine {
   std::vector<const char*> op_keys_;
   std::vector<TraceEvent> trace_;
   bool trace_truncated_ = false;
+  size_t issue_event_ = 0;  // index in trace_ of this core's latest "issue" span
+  bool has_issue_event_ = false;
   MisuseRecord first_;
   bool has_misuse_ = false;
   std::vector<Snapshot> flags_[kPipes * kPipes * 8];

@@ -592,12 +592,20 @@ std::string esc(const std::string& s) {
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   const std::string name = argv[1];
-  const bool no_hazards = argc > 2 && std::string(argv[2]) == "--no-hazard-checks";
+  bool no_hazards = false;
+  uint32_t issue = 0;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--no-hazard-checks") no_hazards = true;
+    if (a.rfind("--issue=", 0) == 0) issue = static_cast<uint32_t>(std::stoul(a.substr(8)));
+  }
   auto all = cases();
   auto it = all.find(name);
   if (it == all.end()) return 2;
 
-  jk::g_engine = new jk::Engine(test_soc());
+  jk::SocParams soc = test_soc();
+  soc.scalar_issue = issue;
+  jk::g_engine = new jk::Engine(soc);
   jk::Engine& e = jk::eng();
   e.check_hazards = !no_hazards;
   std::vector<float> x(kN), y(kN, -1.0f), z(kN, -1.0f);
@@ -653,6 +661,24 @@ int main(int argc, char** argv) {
                 i ? ", " : "", ops[i].op.c_str(), jk::pipe_name(ops[i].pipe),
                 static_cast<unsigned long long>(ops[i].calls),
                 static_cast<unsigned long long>(ops[i].cycles));
+  // per core and pipe: the sum of trace durations and whether one lane ever overlaps itself
+  std::printf("], \"trace\": [");
+  for (size_t i = 0; i < e.cores().size(); ++i) {
+    std::printf("%s{", i ? ", " : "");
+    for (int p = 0; p < jk::kPipes; ++p) {
+      uint64_t sum = 0, last_end = 0;
+      bool overlap = false;
+      for (const auto& ev : e.trace()) {
+        if (ev.core != e.cores()[i].block || static_cast<int>(ev.pipe) != p) continue;
+        sum += ev.dur;
+        overlap = overlap || ev.start < last_end;
+        last_end = ev.start + ev.dur;
+      }
+      std::printf("%s\"%s\": [%llu, %s]", p ? ", " : "", jk::pipe_name(static_cast<jk::Pipe>(p)),
+                  static_cast<unsigned long long>(sum), overlap ? "true" : "false");
+    }
+    std::printf("}");
+  }
   std::printf("], \"trace_events\": %zu, \"ysum\": %.1f, \"zsum\": %.1f, \"y5\": %.1f}\n",
               e.trace().size(), ysum, zsum, static_cast<double>(y[5]));
   return 0;
