@@ -204,3 +204,44 @@ def test_reduce_sum_cost_counts_every_pass() -> None:
     s = Script().alloc("x", "f32", n, mixed(n, 12)).alloc("w", "f32", 8).alloc("d", "f32", 8)
     stats = run_ok(s.call("RSUM", "f32", "count", "d", "x", "w", n).stats()).stats
     assert stats["ReduceSum"] == (1, 2 * 10 + 7 * 2)
+
+
+def test_whole_reduce_max_min_per_repeat_value_and_index_in_each_order() -> None:
+    # atlasascendc_api_07_0079: per repeat the extreme and its index inside the repeat;
+    # dstRepStride in units of one repeat's output (2 elements with the index, 1 without).
+    x = np.random.default_rng(13).uniform(-5, 5, 3 * 64).astype(np.float32)
+    x[64 + 10] = x[64 + 40] = 8.0  # repeat 1: two equal maxima, the first lane is returned
+    s = Script().alloc("x", "f32", 192, x)
+    cases = [
+        ("vi", "WRMAX", 0, 6),
+        ("iv", "WRMAX", 1, 6),
+        ("v", "WRMIN", 2, 3),
+        ("i", "WRMIN", 3, 3),
+    ]
+    for name, api, order, written in cases:
+        s.alloc(name, "f32", 8).call(api, "f32", "mask", name, "x", 64, 3, 1, 1, 8, order)
+        s.dump(name, written)
+    out = run_ok(s).outputs
+    rows = x.reshape(3, 64)
+    vi = out["vi"].reshape(3, 2)
+    assert vi[:, 0].tolist() == rows.max(axis=1).tolist()
+    assert (
+        vi.view(np.uint32)[:, 1].tolist()
+        == rows.argmax(axis=1).tolist()
+        == [rows[0].argmax(), 10, rows[2].argmax()]
+    )
+    iv = out["iv"].reshape(3, 2)
+    assert iv.view(np.uint32)[:, 0].tolist() == rows.argmax(axis=1).tolist()
+    assert out["v"][:3].tolist() == rows.min(axis=1).tolist()
+    assert out["i"].view(np.uint32)[:3].tolist() == rows.argmin(axis=1).tolist()
+
+
+def test_whole_reduce_max_in_half_stores_a_16_bit_index() -> None:
+    x = np.random.default_rng(14).uniform(-5, 5, 256).astype(np.float16)
+    x[128 + 100] = 9.0
+    s = Script().alloc("x", "f16", 256, x).alloc("d", "f16", 16)
+    out = run_ok(s.call("WRMAX", "f16", "mask", "d", "x", 128, 2, 1, 1, 8, 0).dump("d", 4)).outputs[
+        "d"
+    ]
+    assert out[2] == 9.0 and out.view(np.uint16)[3] == 100
+    assert out.view(np.uint16)[1] == int(np.argmax(x[:128]))

@@ -406,6 +406,95 @@ inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                              site);
 }
 
+// ---- WholeReduceMax / WholeReduceMin (atlasascendc_api_07_0079 and its Min twin) ---------------
+// Per repeat the extreme of the active lanes and its index INSIDE the repeat (first one on ties),
+// stored per `order`; dstRepStride is in units of one repeat's output: 2 elements for value and
+// index, 1 element for the value only, one uint32_t for the index only; dst alignment: 2 elements
+// (4 bytes half, 8 bytes float) when the index is stored with the value.
+enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORDER_ONLY_VALUE, ORDER_ONLY_INDEX };
+
+namespace jkdetail {
+template <typename T, bool IsMax>
+inline void whole_reduce_extreme(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                 const jk::rep::Mask& m, int32_t repeat, int32_t dst_rep,
+                                 int32_t src_blk, int32_t src_rep, ReduceOrder order,
+                                 jk::Site site) {
+  const char* api = IsMax ? "WholeReduceMax" : "WholeReduceMin";
+  constexpr uint32_t L = jk::rep::per_repeat<T>();
+  const int ord = static_cast<int>(order);
+  if (ord < 0 || ord > static_cast<int>(ReduceOrder::ORDER_ONLY_INDEX)) {
+    jk::misuse("unsupported_argument", site, std::string(api) + ": unknown ReduceOrder");
+  }
+  jk::rep::check_repeat(repeat, api, site);
+  const bool pair = order == ReduceOrder::ORDER_VALUE_INDEX || order == ReduceOrder::ORDER_INDEX_VALUE;
+  const uint32_t unit = pair ? 2 * sizeof(T) : (order == ReduceOrder::ORDER_ONLY_VALUE ? sizeof(T) : 4);
+  const jk::rep::Operand d = jk::rep::operand(dst, "dst", 1, 0, api, site, pair ? unit : sizeof(T));
+  const jk::rep::Operand s = jk::rep::operand(src, "src", src_blk, src_rep, api, site);
+  jk::rep::issue_v(api, sizeof(T), uint64_t(repeat), site);
+  const jk::rep::Walk ws(s, m, L);
+  using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
+  for (int32_t r = 0; r < repeat; ++r) {
+    bool have = false;
+    float best = 0.0f;
+    T best_v{};
+    uint32_t best_i = 0;
+    ws.run(s, uint64_t(r), false, api, site, [&](uint32_t i, uint64_t o) {
+      const T v = jk::rep::load<T>(s, o);
+      const float f = static_cast<float>(v);
+      if (!have || (IsMax ? f > best : f < best)) {
+        have = true;
+        best = f;
+        best_v = v;
+        best_i = i;
+      }
+    });
+    const uint64_t base = uint64_t(r) * uint64_t(dst_rep) * unit;
+    jk::rep::declare(d, base, base + unit, true, api, site);
+    const Bits ib = static_cast<Bits>(best_i);
+    if (order == ReduceOrder::ORDER_VALUE_INDEX) {
+      jk::rep::store<T>(d, base, best_v);
+      jk::rep::store<Bits>(d, base + sizeof(T), ib);
+    } else if (order == ReduceOrder::ORDER_INDEX_VALUE) {
+      jk::rep::store<Bits>(d, base, ib);
+      jk::rep::store<T>(d, base + sizeof(T), best_v);
+    } else if (order == ReduceOrder::ORDER_ONLY_VALUE) {
+      jk::rep::store<T>(d, base, best_v);
+    } else {
+      jk::rep::store<uint32_t>(d, base, best_i);
+    }
+  }
+}
+}  // namespace jkdetail
+
+#define JK_WHOLE_EXTREME(NAME, ISMAX)                                                              \
+  template <typename T, bool isSetMask = true>                                                     \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,       \
+                   const int32_t repeatTime, const int32_t dstRepStride,                           \
+                   const int32_t srcBlkStride, const int32_t srcRepStride,                         \
+                   ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, jk::Site site = jk::here()) { \
+    JK_RED_CHECK(#NAME);                                                                           \
+    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
+    const jk::rep::Mask m =                                                                        \
+        jk::rep::mask_count(uint64_t(int64_t(mask)), jk::rep::per_repeat<T>(), #NAME, site);       \
+    jkdetail::whole_reduce_extreme<T, ISMAX>(dst, src, m, repeatTime, dstRepStride, srcBlkStride,  \
+                                             srcRepStride, order, site);                           \
+  }                                                                                                \
+  template <typename T, bool isSetMask = true>                                                     \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],    \
+                   const int32_t repeatTime, const int32_t dstRepStride,                           \
+                   const int32_t srcBlkStride, const int32_t srcRepStride,                         \
+                   ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, jk::Site site = jk::here()) { \
+    JK_RED_CHECK(#NAME);                                                                           \
+    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
+    const jk::rep::Mask m = jk::rep::mask_bits(mask, jk::rep::per_repeat<T>(), #NAME, site);       \
+    jkdetail::whole_reduce_extreme<T, ISMAX>(dst, src, m, repeatTime, dstRepStride, srcBlkStride,  \
+                                             srcRepStride, order, site);                           \
+  }
+
+JK_WHOLE_EXTREME(WholeReduceMax, true)
+JK_WHOLE_EXTREME(WholeReduceMin, false)
+#undef JK_WHOLE_EXTREME
+
 #undef JK_RED_CHECK
 
 }  // namespace AscendC

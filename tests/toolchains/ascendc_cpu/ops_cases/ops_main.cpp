@@ -194,6 +194,7 @@ void cast_dispatch(const Args& a) {
 // call RMAX/RMIN DT count d s w N IDX | mask d s w M R srep IDX
 // call WRSUM DT mask d s M R drep sblk srep | bits d s LO HI R drep sblk srep
 // call BRSUM DT mask d s R M drep sblk srep | bits d s R LO HI drep sblk srep
+// call WRMAX/WRMIN DT mask d s M R drep sblk srep ORDER
 template <typename T>
 void reduce(const std::string& api, const Args& a) {
   const std::string& form = a.at(2);
@@ -219,6 +220,16 @@ void reduce(const std::string& api, const Args& a) {
       if (isMax) ReduceMax(d, s, w, int32_t(I(a, 6)), int32_t(I(a, 7)), int32_t(I(a, 8)), idx);
       else ReduceMin(d, s, w, int32_t(I(a, 6)), int32_t(I(a, 7)), int32_t(I(a, 8)), idx);
     }
+    return;
+  }
+  if (api == "WRMAX" || api == "WRMIN") {  // ... mask d s M R drep sblk srep ORDER(0..3)
+    const auto order = static_cast<ReduceOrder>(I(a, 10));
+    if (api == "WRMAX")
+      WholeReduceMax(d, s, int32_t(I(a, 5)), int32_t(I(a, 6)), int32_t(I(a, 7)), int32_t(I(a, 8)),
+                     int32_t(I(a, 9)), order);
+    else
+      WholeReduceMin(d, s, int32_t(I(a, 5)), int32_t(I(a, 6)), int32_t(I(a, 7)), int32_t(I(a, 8)),
+                     int32_t(I(a, 9)), order);
     return;
   }
   if (api == "WRSUM") {
