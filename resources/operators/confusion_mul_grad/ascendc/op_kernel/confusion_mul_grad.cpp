@@ -4,8 +4,9 @@
 //   output1 = reduce_sum(input1 * input2): when the innermost product dim is kept, by row tiles of
 //             output1, accumulating every reduced step into a float32 UB tile (grouped partial
 //             sums); when it is reduced, by output elements, summing each row tile with ReduceSum
-//             and adding the float32 partials in double on the scalar unit.
-// float16 operands are cast to float32 before the products (exact), sums stay in float32/double,
+//             and adding the float32 partials with a compensated (Neumaier) sum on the scalar
+//             unit (no double arithmetic on the AI Core).
+// float16 operands are cast to float32 before the products (exact), sums stay in float32,
 // and the result is rounded once to float16 (round to nearest even).
 // One core (the tiling sets block_dim 1); everything lives in UB, no workspace.
 #include "kernel_operator.h"
@@ -68,6 +69,22 @@ __aicore__ inline Params ReadParams(const Tiling &t)
     p.reducedRank = t.reducedRank;
     return p;
 }
+
+// Neumaier's compensated sum in float32: the running error is carried in `comp`, so adding
+// millions of partials loses about two roundings in total instead of one per addition.
+struct CompensatedSum {
+    float sum = 0.0f;
+    float comp = 0.0f;
+    __aicore__ inline void Add(float x)
+    {
+        float t = sum + x;
+        float as = sum < 0.0f ? -sum : sum;
+        float ax = x < 0.0f ? -x : x;
+        comp += as >= ax ? (sum - t) + x : (x - t) + sum;
+        sum = t;
+    }
+    __aicore__ inline float Value() const { return sum + comp; }
+};
 
 // Element offsets of one multi-index over `rank` dims (row-major decomposition of `linear`).
 __aicore__ inline void Offsets(uint64_t linear, uint32_t rank, const uint64_t *shape, const uint64_t *sa,
@@ -290,8 +307,8 @@ private:
     // Innermost product dim reduced: each output1 element sums its rows tile by tile; ReduceSum
     // (atlasascendc_api_07_0078) gives a float32 partial per tile, which the scalar unit reads
     // after a V -> S flag (SetFlag/WaitFlag atlasascendc_api_07_0270, FetchEventID
-    // atlasascendc_api_07_0116) and adds in double. Results are staged in UB by SetValue and
-    // written out a tile at a time.
+    // atlasascendc_api_07_0116) and adds with a compensated sum. Results are staged in UB by
+    // SetValue and written out a tile at a time.
     __aicore__ inline void ProcessSumReducedRow()
     {
         uint64_t rowLength = td.sumRowLength;
@@ -301,7 +318,7 @@ private:
             uint64_t kept1 = 0;
             uint64_t kept2 = 0;
             Offsets(kept, td.keptRank, td.keptShape, td.keptStride1, td.keptStride2, kept1, kept2);
-            double total = 0.0;
+            CompensatedSum total;
             for (uint64_t red = 0; red < td.reducedCount; ++red) {
                 uint64_t red1 = 0;
                 uint64_t red2 = 0;
@@ -315,10 +332,10 @@ private:
                     TEventID vToS = pipe.FetchEventID(HardEvent::V_S);
                     SetFlag<HardEvent::V_S>(vToS);
                     WaitFlag<HardEvent::V_S>(vToS);
-                    total += static_cast<double>(result.GetValue(0));
+                    total.Add(result.GetValue(0));
                 }
             }
-            stage.SetValue(staged, static_cast<float>(total));
+            stage.SetValue(staged, total.Value());
             ++staged;
             if (staged == tile || kept + 1 == td.keptCount) {
                 FlushStage(firstOut, staged);
