@@ -7,8 +7,6 @@ records that somehow carry it are scrubbed before they are written.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import threading
 from pathlib import Path
@@ -16,6 +14,7 @@ from pathlib import Path
 from cryptography.fernet import Fernet, InvalidToken
 
 from justkernel.settings import redaction
+from justkernel.store.files import SecretFile, SecretFileError, write_private
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")  # `preset:<name>:api_key` fits
 
@@ -46,19 +45,6 @@ class Secret:
         return repr(self)
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    """Write a file readable only by its owner, replacing it atomically."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.chmod(tmp, 0o600)
-    tmp.replace(path)
-
-
 class SecretsStore:
     """Names → encrypted values, in `secrets.json` beside `secret.key` in the config folder."""
 
@@ -66,27 +52,23 @@ class SecretsStore:
         self.folder = config_dir.expanduser()
         self.key_file = self.folder / "secret.key"
         self.data_file = self.folder / "secrets.json"
+        self._file = SecretFile(self.data_file)
         self._lock = threading.Lock()
 
     def _fernet(self) -> Fernet:
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         if not self.key_file.exists():
-            _write_private(self.key_file, Fernet.generate_key())
+            write_private(self.key_file, Fernet.generate_key())
         try:
             return Fernet(self.key_file.read_bytes().strip())
         except ValueError as exc:
             raise SecretsError(f"{self.key_file}: not a valid key file") from exc
 
     def _load(self) -> dict[str, str]:
-        if not self.data_file.exists():
-            return {}
         try:
-            data = json.loads(self.data_file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise SecretsError(f"{self.data_file}: not valid JSON") from exc
-        if not isinstance(data, dict):
-            raise SecretsError(f"{self.data_file}: expected an object of name → token")
-        return data
+            return self._file.load()
+        except SecretFileError as exc:
+            raise SecretsError(str(exc)) from exc
 
     @staticmethod
     def _check_name(name: str) -> None:
@@ -102,7 +84,7 @@ class SecretsStore:
             token = self._fernet().encrypt(value.encode("utf-8")).decode("ascii")
             data = self._load()
             data[name] = token
-            _write_private(self.data_file, json.dumps(data, indent=1, sort_keys=True).encode())
+            self._file.save(data)
         redaction.register(value)
 
     def get(self, name: str) -> Secret | None:
@@ -128,7 +110,7 @@ class SecretsStore:
             if name not in data:
                 return False
             del data[name]
-            _write_private(self.data_file, json.dumps(data, indent=1, sort_keys=True).encode())
+            self._file.save(data)
             return True
 
     def names(self) -> list[str]:

@@ -3,13 +3,12 @@ member, time limit and worker slots. Kept as JSON in the data folder so a reload
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from justkernel.store.files import JsonModelFile
 from justkernel.web.forms import FormErrors, parse_model
 
 MAX_TEAMS = 100  # the registry's limit per run
@@ -53,20 +52,8 @@ def validate_task(data: Any, presets: set[str]) -> TaskSettings:
     return task
 
 
-class TaskStore:
+class TaskStore(JsonModelFile[TaskSettings]):
     """`DATA_DIR/dashboard/task.json`, replaced atomically."""
 
     def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / "dashboard" / "task.json"
-
-    def load(self) -> TaskSettings:
-        try:
-            return TaskSettings.model_validate_json(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return TaskSettings()
-
-    def save(self, task: TaskSettings) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(task.model_dump(mode="json"), indent=1), encoding="utf-8")
-        os.replace(tmp, self.path)
+        super().__init__(data_dir / "dashboard" / "task.json", TaskSettings)
