@@ -245,3 +245,20 @@ def test_whole_reduce_max_in_half_stores_a_16_bit_index() -> None:
     ]
     assert out[2] == 9.0 and out.view(np.uint16)[3] == 100
     assert out.view(np.uint16)[1] == int(np.argmax(x[:128]))
+
+
+def test_reduce_max_half_index_past_65535_is_unsupported() -> None:
+    # the ReduceMax page: with half input only indexes up to 65535 (uint16_t) can be returned
+    n = 66000
+    x = np.zeros(n, dtype=np.float16)
+
+    def run(at: int):
+        y = x.copy()
+        y[at] = 5.0
+        s = Script().alloc("x", "f16", n, y).alloc("w", "f16", 1088).alloc("d", "f16", 16)
+        return s.call("RMAX", "f16", "count", "d", "x", "w", n, 1).run()
+
+    assert run(100).misuse is None
+    far = run(65600)
+    assert far.misuse["check"] == "unsupported_argument"
+    assert "65600" in far.misuse["message"]

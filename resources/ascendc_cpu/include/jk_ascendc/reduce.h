@@ -210,6 +210,11 @@ inline void reduce_extreme(const AscendC::LocalTensor<T>& dst, const AscendC::Lo
       }
     });
   }
+  if (cal_index && sizeof(T) == 2 && best_i > 65535) {  // the page: half indexes stop at 65535
+    misuse("unsupported_argument", site,
+           std::string(api) + ": index " + rep::u64s(best_i) +
+               " of a half input does not fit the uint16_t the result holds (max 65535)");
+  }
   write_scalar(api, d, 0, best_v, site);
   if (cal_index) {
     T bits;
