@@ -68,7 +68,8 @@ def test_messages_say_what_was_wrong() -> None:
     # a hazard names both sites: the reader here, the writer on the line before
     _, line = marked_site("pipeline_hazard")
     hazard = run_case("pipeline_hazard")["misuse"]["message"]
-    assert hazard.startswith("V reads UB") and f"MTE2 wrote at {CASES_SRC}:{line - 1}" in hazard
+    assert hazard.startswith("V (TestScale) reads UB")
+    assert f"MTE2 (DataCopy) wrote at {CASES_SRC}:{line - 1}" in hazard
     race = run_case("cross_core_race")["misuse"]
     assert race["block"] == 1 and "core 0" in race["message"]
 

@@ -258,7 +258,7 @@ struct Engine {
     } else {
       trace_truncated_ = true;
     }
-    sites_[p].push_back(site);
+    sites_[p].push_back(Instr{site, op});
     cur_pipe_ = pipe;
     cur_id_ = id;
     has_cur_instr_ = true;
@@ -531,19 +531,25 @@ struct Engine {
     op_keys_.push_back(op);
   }
 
-  Site instr_site(Pipe p, uint32_t id) const {
+  struct Instr {
+    Site site;
+    const char* op;
+  };
+  Instr instr(Pipe p, uint32_t id) const {
     const auto& v = sites_[static_cast<int>(p)];
-    if (id == 0 || id > v.size()) return Site{"?", 0};
+    if (id == 0 || id > v.size()) return Instr{Site{"?", 0}, "?"};
     return v[id - 1];
   }
 
-  [[noreturn]] void hazard(const char* space, uint64_t at, bool write, Pipe other, uint32_t other_id,
-                           bool other_write, Site site) const {
-    const Site os = instr_site(other, other_id);
+  // "V (Add) reads UB byte 64 that MTE2 (DataCopy) wrote at op_kernel/x.cpp:12 with no ..."
+  [[noreturn]] void hazard(const char* space, uint64_t at, bool write, Pipe other,
+                           uint32_t other_id, bool other_write, Site site) const {
+    const Instr mine = instr(cur_pipe_, cur_id_), theirs = instr(other, other_id);
     misuse("pipeline_hazard", site,
-           std::string(pipe_name(cur_pipe_)) + (write ? " writes " : " reads ") + space +
-               " byte " + std::to_string(at) + " that " + pipe_name(other) +
-               (other_write ? " wrote" : " read") + " at " + site_str(os) +
+           std::string(pipe_name(cur_pipe_)) + " (" + mine.op + ")" +
+               (write ? " writes " : " reads ") + space + " byte " + std::to_string(at) +
+               " that " + pipe_name(other) + " (" + theirs.op + ")" +
+               (other_write ? " wrote" : " read") + " at " + site_str(theirs.site) +
                " with no EnQue/DeQue, SetFlag/WaitFlag or PipeBarrier<PIPE_ALL> ordering them");
   }
 
@@ -726,7 +732,7 @@ struct Engine {
   uint64_t free_[kPipes] = {0, 0, 0, 0, 0, 0};
   uint32_t count_[kPipes] = {0, 0, 0, 0, 0, 0};
   uint64_t s_time_ = 0;
-  std::vector<Site> sites_[kPipes];
+  std::vector<Instr> sites_[kPipes];  // per pipe, by instruction id - 1: where and what
   Pipe cur_pipe_ = Pipe::S;
   uint32_t cur_id_ = 0;
   bool has_cur_instr_ = false;
