@@ -25,6 +25,7 @@ from justkernel.a2a.policies import (
     can_receive_from_others,
     push_recipients,
 )
+from justkernel.core.events.collab import A2AAcked, A2ADelivered, A2AMessage, A2AReleased
 from justkernel.events import EventLog
 from justkernel.faults import crash_point
 from justkernel.store.database import Database
@@ -183,14 +184,13 @@ class LabBoard:
         summary = str(payload.get("summary") or payload.get("text") or "")[:300]
         await self._events.append(
             run_id,
-            "a2a.message",
-            {
-                "message_id": message.id,
-                "to": recipient,
-                "recipients": recipients,
-                "type": type,
-                "summary": summary,
-            },
+            A2AMessage(
+                message_id=message.id,
+                to=recipient,
+                recipients=recipients,
+                type=type,
+                summary=summary,
+            ),
             team=sender if sender not in ("judger", "lab") else None,
             dedup_key=f"a2a.message:{message.id}",
         )
@@ -253,8 +253,7 @@ class LabBoard:
         for message in messages:
             await self._events.append(
                 run_id,
-                "a2a.delivered",
-                {"message_id": message.id, "sender": message.sender, "type": message.type},
+                A2ADelivered(message_id=message.id, sender=message.sender, type=message.type),
                 team=team_id,
                 dedup_key=f"a2a.delivered:{team_id}:{message.id}",
             )
@@ -290,8 +289,7 @@ class LabBoard:
         for message_id in ids:
             await self._events.append(
                 run_id,
-                "a2a.acked",
-                {"message_id": message_id},
+                A2AAcked(message_id=message_id),
                 team=team_id,
                 dedup_key=f"a2a.acked:{team_id}:{message_id}",
             )
@@ -329,8 +327,7 @@ class LabBoard:
         for row in unseen:
             await self._events.append(
                 run_id,
-                "a2a.released",
-                {"message_id": row.message_id, "call_id": row.delivered_by},
+                A2AReleased(message_id=row.message_id, call_id=row.delivered_by),
                 team=team_id,
                 dedup_key=f"a2a.released:{team_id}:{row.message_id}:{row.delivered_by}",
             )

@@ -30,11 +30,10 @@ from a2a.types import Message, TaskState
 from google.protobuf.json_format import MessageToDict
 
 from justkernel.a2a.board import BoardError, LabBoard
+from justkernel.core.events.collab import A2AEvaluation
 from justkernel.core.relpath import relpath_problem
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
-from justkernel.store.candidates import CandidateStore
-from justkernel.store.teams import TeamRegistry
 from justkernel.store.tokens import TeamIdentity
 from justkernel.toolchains.cpu_source import MAX_FILE_BYTES
 from justkernel.workers.evaluator import Evaluator
@@ -161,9 +160,9 @@ class LabAgentExecutor(AgentExecutor):
     ) -> None:
         self.lab = lab
         self._evaluator = evaluator
-        self.registry = TeamRegistry(lab.db)
+        self.registry = lab.teams
         self.board = LabBoard(lab.db, lab.events, self.registry)
-        self.candidates = CandidateStore(lab.db, lab.events, lab.blobs)
+        self.candidates = lab.candidates
         self._per_team = evaluations_per_team
         self._slots: dict[TeamIdentity, asyncio.Semaphore] = {}
 
@@ -269,8 +268,7 @@ class LabAgentExecutor(AgentExecutor):
         )
         await self.lab.events.append(
             identity.run_id,
-            "a2a.evaluation",
-            {"task_id": updater.task_id, **result, "blobs": [blob]},
+            A2AEvaluation(task_id=updater.task_id, **result, blobs=[blob]),
             team=identity.team_id,
             dedup_key=f"a2a.evaluation:{updater.task_id}",
         )

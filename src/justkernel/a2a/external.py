@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from justkernel.a2a.policies import DEFAULT_POLICY, POLICIES, SharingPolicy
+from justkernel.core.events.runs import TeamRegistered
 from justkernel.lab import Lab
-from justkernel.store.teams import Team, TeamRegistry, UnknownTeam
-from justkernel.store.tokens import TokenStore
+from justkernel.store.teams import Team, UnknownTeam
 
 EXTERNAL_PRESET = "external"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}$")
@@ -56,7 +56,7 @@ async def join_external(
     if run.read_only or run.mode != "live":
         raise JoinError(f"run {run_id} is a {run.mode} run; only live runs take new teams")
     config: dict[str, Any] = {"external": True, "sharing": sharing}
-    team = await TeamRegistry(lab.db).register(
+    team = await lab.teams.register(
         run_id,
         model_preset=EXTERNAL_PRESET,
         model_label=name,
@@ -65,27 +65,26 @@ async def join_external(
     )
     await lab.events.append(
         run_id,
-        "team.registered",
-        {
-            "display_name": team.display_name,
-            "model_preset": EXTERNAL_PRESET,
-            "provider": EXTERNAL_PRESET,
-            "offline": False,
-            "baseline_commit": None,
-            "config": team.config,
-        },
+        TeamRegistered(
+            display_name=team.display_name,
+            model_preset=EXTERNAL_PRESET,
+            provider=EXTERNAL_PRESET,
+            offline=False,
+            baseline_commit=None,
+            config=team.config,
+        ),
         team=team.id,
     )
-    token = await TokenStore(lab.db).issue(run_id, team.id)
+    token = await lab.tokens.issue(run_id, team.id)
     return Joined(team, token)
 
 
 async def issue_token(lab: Lab, run_id: str, team_id: str) -> str:
     """A new token for an existing team (its earlier tokens stop working)."""
     try:
-        team = await TeamRegistry(lab.db).get(run_id, team_id)
+        team = await lab.teams.get(run_id, team_id)
     except UnknownTeam:
         raise JoinError(f"run {run_id} has no team {team_id}") from None
     if team.status == "exited":
         raise JoinError(f"team {team_id} has left run {run_id}")
-    return await TokenStore(lab.db).issue(run_id, team_id)
+    return await lab.tokens.issue(run_id, team_id)

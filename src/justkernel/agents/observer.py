@@ -21,11 +21,22 @@ from typing import Any
 
 from langchain.agents.middleware.types import AgentMiddleware, hook_config
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from pydantic import ValidationError
 
 from justkernel.agents.board_tools import BoardAccess
 from justkernel.agents.errors import classify_error
 from justkernel.agents.tools import TeamContext
 from justkernel.agents.usage import cost_usd, usage_from_message
+from justkernel.core.events.agents import (
+    ModelError,
+    ModelResponse,
+    SourceChanged,
+    TodosUpdated,
+    ToolCall,
+    ToolCallRef,
+    ToolResult,
+)
+from justkernel.core.events.runs import WatchdogNudge
 from justkernel.scheduler.budget import BudgetExceeded, BudgetGovernor
 from justkernel.scheduler.limits import ModelCallLimiter
 from justkernel.scheduler.watchdog import Watchdog
@@ -159,7 +170,7 @@ class TeamObserver(AgentMiddleware):
             return {"jump_to": "end"}
         if verdict == "nudge":
             self.gov.watchdog.nudged(self.ctx.team_id)
-            await self.ctx.emit("watchdog.nudge", {"message": NUDGE})
+            await self.ctx.emit(WatchdogNudge(message=NUDGE))
             return {"messages": [HumanMessage(content=NUDGE)]}
         return None
 
@@ -214,13 +225,12 @@ class TeamObserver(AgentMiddleware):
             self.lead.failed_provider = self.provider
             error = classify_error(exc)
             await self.ctx.emit(
-                "model.error",
-                {
-                    "provider": self.provider,
-                    "member": self.member,
-                    "kind": error.kind,
-                    "message": error.message,
-                },
+                ModelError(
+                    provider=self.provider,
+                    member=self.member,
+                    kind=error.kind,
+                    message=error.message,
+                )
             )
             raise
         message = next((m for m in response.result if isinstance(m, AIMessage)), None)
@@ -234,28 +244,25 @@ class TeamObserver(AgentMiddleware):
             usage.cost_usd if usage else None,
         )
         await self.ctx.emit(
-            "model.response",
-            {
-                "provider": self.provider,
-                "model": self.preset.model,
-                "preset": self.preset.name,
-                "member": self.member,
-                "offline": self.preset.provider == "offline",
-                "seconds": round(time.monotonic() - started, 4),
-                "usage": usage.to_dict() if usage else None,
-                "usage_estimated": bool(
+            ModelResponse(
+                provider=self.provider,
+                model=self.preset.model,
+                preset=self.preset.name,
+                member=self.member,
+                offline=self.preset.provider == "offline",
+                seconds=round(time.monotonic() - started, 4),
+                usage=usage.to_dict() if usage else None,
+                usage_estimated=bool(
                     message is not None and message.response_metadata.get("usage_estimated")
                 ),
-                "text": _clip(_content_text(message.content)) if message is not None else "",
-                "tool_calls": [
-                    {
-                        "id": c.get("id"),
-                        "name": c["name"],
-                        "args": _clip(json.dumps(c["args"]), 400),
-                    }
+                text=_clip(_content_text(message.content)) if message is not None else "",
+                tool_calls=[
+                    ToolCallRef(
+                        id=c.get("id"), name=c["name"], args=_clip(json.dumps(c["args"]), 400)
+                    )
                     for c in (message.tool_calls if message is not None else [])
                 ],
-            },
+            )
         )
         self.gov.watchdog.on_response(self.ctx.team_id)
         return response
@@ -266,13 +273,12 @@ class TeamObserver(AgentMiddleware):
         name = call["name"]
         call_id = call.get("id")
         await self.ctx.emit(
-            "tool.call",
-            {
-                "id": call_id,
-                "name": name,
-                "member": self.member,
-                "args": _clip(json.dumps(call["args"]), 4000),
-            },
+            ToolCall(
+                id=call_id,
+                name=name,
+                member=self.member,
+                args=_clip(json.dumps(call["args"]), 4000),
+            ),
             once_per=self._once(call_id),
         )
         started = time.monotonic()
@@ -281,23 +287,23 @@ class TeamObserver(AgentMiddleware):
         text = _content_text(message.content) if message is not None else str(result)
         error = message is not None and message.status == "error"
         await self.ctx.emit(
-            "tool.result",
-            {
-                "id": call.get("id"),
-                "name": name,
-                "member": self.member,
-                "seconds": round(time.monotonic() - started, 4),
-                "error": error,
-                "content": _clip(text),
-            },
+            ToolResult(
+                id=call.get("id"),
+                name=name,
+                member=self.member,
+                seconds=round(time.monotonic() - started, 4),
+                error=error,
+                content=_clip(text),
+            ),
             once_per=self._once(call_id),
         )
         if name == "write_todos":
-            await self.ctx.emit(
-                "todos.updated",
-                {"todos": call["args"].get("todos", [])},
-                once_per=self._once(call_id),
-            )
+            try:
+                todos = TodosUpdated(todos=call["args"].get("todos", []))
+            except ValidationError:  # a list the tool refused as well: nothing was updated
+                todos = None
+            if todos is not None:
+                await self.ctx.emit(todos, once_per=self._once(call_id))
         if name in SOURCE_TOOLS:
             await self._check_source_change()
         return result
@@ -311,7 +317,6 @@ class TeamObserver(AgentMiddleware):
         diff = self.ctx.workspace.diff_from(head)
         self.lead._tree = tree
         await self.ctx.emit(
-            "source.changed",
-            {"tree_sha256": tree, "base_commit": head, "diff": _clip(diff, 20000)},
+            SourceChanged(tree_sha256=tree, base_commit=head, diff=_clip(diff, 20000))
         )
         self.gov.watchdog.on_progress(self.ctx.team_id)

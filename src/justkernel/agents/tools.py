@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal, Protocol
 
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 
+from justkernel.core.events import EventPayload
+from justkernel.core.events.agents import CasesProposed, ExperimentPlanned, ExperimentReceipt
 from justkernel.events import EventLog
 from justkernel.operators import CaseSpec, local_cases, perf_cases
 from justkernel.store import BlobStore
@@ -83,13 +85,11 @@ class TeamContext:
             )
             return receipt, files
 
-    async def emit(
-        self, kind: str, payload: dict[str, Any], *, once_per: str | None = None
-    ) -> None:
+    async def emit(self, payload: EventPayload, *, once_per: str | None = None) -> None:
         """Append an event for this team; `once_per` (e.g. a tool call id) makes it
         idempotent, so work redone after a crash does not log twice."""
-        key = f"{self.team_id}:{kind}:{once_per}" if once_per else None
-        await self.events.append(self.run_id, kind, payload, team=self.team_id, dedup_key=key)
+        key = f"{self.team_id}:{payload.KIND}:{once_per}" if once_per else None
+        await self.events.append(self.run_id, payload, team=self.team_id, dedup_key=key)
 
 
 def _json(data: dict[str, Any]) -> str:
@@ -175,8 +175,7 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
         )
         if new:
             await ctx.emit(
-                "experiment.planned",
-                {"experiment": experiment.number, **plan},
+                ExperimentPlanned(experiment=experiment.number, **plan),
                 once_per=tool_call_id,
             )
         return _json({"experiment": experiment.number, "status": "recorded"})
@@ -246,16 +245,15 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
                 closed_by=tool_call_id,
             )
         await ctx.emit(
-            "experiment.receipt",
-            {
-                "experiment": plan.number,
-                "commit": snapshot.commit,
-                "tree_sha256": snapshot.tree_sha256,
-                "receipt": summary,
-                "input_packs": receipt.input_packs,
-                "executor": receipt.executor.model_dump(mode="json"),
-                "blobs": [blob],
-            },
+            ExperimentReceipt(
+                experiment=plan.number,
+                commit=snapshot.commit,
+                tree_sha256=snapshot.tree_sha256,
+                receipt=summary,
+                input_packs=receipt.input_packs,
+                executor=receipt.executor.model_dump(mode="json"),
+                blobs=[blob],
+            ),
             once_per=tool_call_id,
         )
         await ctx.progress("experiment")
@@ -342,12 +340,11 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
             return _json({"error": str(exc)})
         ids = [a["case"]["id"] for a in added]
         await ctx.emit(
-            "cases.proposed",
-            {
-                "cases": [a["case"] for a in added],
-                "rationale": rationale,
-                "input_hashes": [a["input_hash"] for a in added],
-            },
+            CasesProposed(
+                cases=[a["case"] for a in added],
+                rationale=rationale,
+                input_hashes=[a["input_hash"] for a in added],
+            )
         )
         return _json(
             {

@@ -12,6 +12,7 @@ from rich.live import Live
 from rich.table import Table
 
 from justkernel.cli.common import console, fail, settings_or_exit
+from justkernel.core.events.runs import RunSummary
 from justkernel.evaluation.connect import JudgeStartError
 from justkernel.evaluation.protocol import JudgeError
 from justkernel.settings.config import ConfigError, Settings
@@ -141,8 +142,7 @@ async def _run(
             await judging
         await figures.catch_up(runtime.lab.events)
         await figures.refresh(scheduler.registry, scheduler.experiments)
-        summary = {"reason": reason, **figures.to_dict()}
-        await runtime.lab.events.append(run.id, "run.summary", summary)
+        await runtime.lab.events.append(run.id, RunSummary(reason=reason, **figures.to_dict()))
         console.print(figures_table(figures, f"{run.id}: {reason}"))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from justkernel.core.events.collab import JudgerApproval
 from justkernel.lab import Lab
 from justkernel.store.candidates import CandidateStore
 
@@ -40,8 +41,7 @@ async def decide(
         raise DecisionRefused(f"{cand.id} is {current}, not awaiting approval")
     event = await lab.events.append(
         run_id,
-        "judger.approval",
-        {"candidate_id": candidate_id, "decision": decision, "by": by},
+        JudgerApproval(candidate_id=candidate_id, decision=decision, by=by),
         dedup_key=f"judger.approval:{candidate_id}",
     )
     return event.to_dict()

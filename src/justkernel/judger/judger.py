@@ -16,6 +16,13 @@ from typing import Any
 
 from justkernel.a2a.board import LabBoard
 from justkernel.a2a.policies import DEFAULT_POLICY, shares_publicly
+from justkernel.core.events import EventPayload
+from justkernel.core.events.collab import (
+    JudgerNomination,
+    JudgerReview,
+    JudgerSubmission,
+    OfficialResult,
+)
 from justkernel.core.statuses import CandidateStatus, SubmissionStatus
 from justkernel.evaluation.protocol import (
     CandidateBundle,
@@ -77,8 +84,8 @@ class Judger:
         if self.settings_file is not None:  # a broken file keeps the last good settings
             self.config = self.settings_file.current()
 
-    async def _emit(self, kind: str, payload: dict[str, Any], key: str) -> None:
-        await self.lab.events.append(self.run_id, kind, payload, dedup_key=key)
+    async def _emit(self, payload: EventPayload, key: str) -> None:
+        await self.lab.events.append(self.run_id, payload, dedup_key=key)
 
     # -- one pass -------------------------------------------------------------------------
     async def step(self) -> None:
@@ -124,8 +131,7 @@ class Judger:
             )
             await self.candidates.set_status(self.run_id, cand.id, status, review.to_dict())
             await self._emit(
-                "judger.review",
-                {"candidate_id": cand.id, "team": cand.team_id, **review.to_dict()},
+                JudgerReview(candidate_id=cand.id, team=cand.team_id, **review.to_dict()),
                 f"judger.review:{cand.id}",
             )
 
@@ -238,15 +244,14 @@ class Judger:
             CandidateStatus.AWAITING_APPROVAL if waiting else CandidateStatus.NOMINATED,
         )
         await self._emit(
-            "judger.nomination",
-            {
-                "candidate_id": best.id,
-                "team": best.team_id,
-                "cycles_sum": best.cycles_sum,
-                "champion_cycles": bar,  # the bar: champion and pending submissions
-                "local_passed": best.local_passed,
-                "awaiting_approval": waiting,
-            },
+            JudgerNomination(
+                candidate_id=best.id,
+                team=best.team_id,
+                cycles_sum=best.cycles_sum,
+                champion_cycles=bar,  # the bar: champion and pending submissions
+                local_passed=best.local_passed,
+                awaiting_approval=waiting,
+            ),
             f"judger.nomination:{best.id}",
         )
         if not waiting:
@@ -319,18 +324,17 @@ class Judger:
         # the news first, the row last: a crash in between sends the key again, gets the same
         # id back, and the deduplicated event is not written twice
         await self._emit(
-            "judger.submission",
-            {
-                "candidate_id": cand.id,
-                "team": cand.team_id,
-                "submission_id": submission_id,
-                "backend": self.client.backend,
-                "source_sha256": cand.source_sha256,
-                "note": note,
-                "resent": again,
-                "quota_used": await self.used_today(),
-                "quota_limit": self.config.quota_per_day,
-            },
+            JudgerSubmission(
+                candidate_id=cand.id,
+                team=cand.team_id,
+                submission_id=submission_id,
+                backend=self.client.backend,
+                source_sha256=cand.source_sha256,
+                note=note,
+                resent=again,
+                quota_used=await self.used_today(),
+                quota_limit=self.config.quota_per_day,
+            ),
             f"judger.submission:{submission_id}",
         )
         await self.rows.record_sent(reserved, submission_id)
@@ -407,8 +411,7 @@ class Judger:
         # deduplicated, so a crash in between repeats nothing on the next pass)
         await self.lab.events.append(
             self.run_id,
-            "official.result",
-            {**data, "backend": sub.backend, "sota_changed": sota_changed},
+            OfficialResult(**data, backend=sub.backend, sota_changed=sota_changed),
             team=sub.team_id,
             dedup_key=f"official.result:{sub.id}",
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from justkernel.core.events.collab import JudgerModelReview
 from justkernel.evaluation.protocol import EvaluationClient
 from justkernel.judger.judger import Judger
 from justkernel.judger.model_review import ModelReviewer, merge_reviews
@@ -43,7 +44,7 @@ class PresetReviews:
 
     async def __call__(self, name: str, files: dict[str, bytes], rules: Review) -> Review:
         verdict = await self._reviewer(name).review(files, self._operator)
-        await self._lab.events.append(self._run_id, "judger.model_review", verdict.to_dict())
+        await self._lab.events.append(self._run_id, JudgerModelReview(**verdict.to_dict()))
         return merge_reviews(rules, verdict)
 
 

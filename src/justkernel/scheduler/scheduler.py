@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
+from pydantic import ValidationError
 
 from justkernel.a2a.board import LabBoard
 from justkernel.a2a.external import is_external
@@ -39,6 +40,19 @@ from justkernel.agents.harness import (
 from justkernel.agents.observer import Governance, TeamObserver, TeamPaused, inbox_reads
 from justkernel.agents.playbook import DONE_MARKER
 from justkernel.agents.tools import EvaluatorLike, TeamContext
+from justkernel.core.events.agents import ModelResponse
+from justkernel.core.events.runs import (
+    DispatchStarted,
+    DispatchStopped,
+    ProviderResumed,
+    TeamRegistered,
+    TeamResumed,
+    TeamTurn,
+    TeamTurnEnd,
+    TeamTurnTimeout,
+)
+from justkernel.core.events.runs import ProviderPaused as ProviderPausedEvent
+from justkernel.core.events.runs import TeamPaused as TeamPausedEvent
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
 from justkernel.scheduler.budget import BudgetCaps, BudgetGovernor
@@ -46,9 +60,7 @@ from justkernel.scheduler.handoff import CandidateHandoff
 from justkernel.scheduler.limits import ModelCallLimiter, ProviderPaused
 from justkernel.scheduler.watchdog import Watchdog, WatchdogLimits
 from justkernel.settings.models import ModelPreset
-from justkernel.store.candidates import CandidateStore
-from justkernel.store.experiments import ExperimentBook
-from justkernel.store.teams import Team, TeamRegistry
+from justkernel.store.teams import Team
 from justkernel.teams.proposed_cases import ProposedCases
 from justkernel.teams.workspace import TeamWorkspace
 from justkernel.workers.evaluator import Evaluator
@@ -108,10 +120,10 @@ class Scheduler:
         self.presets = presets
         self.checkpointer = checkpointer
         self.config = config or SchedulerConfig()
-        self.registry = TeamRegistry(lab.db)
-        self.experiments = ExperimentBook(lab.db)
+        self.registry = lab.teams
+        self.experiments = lab.experiments
         self.board = LabBoard(lab.db, lab.events, self.registry)
-        self.candidates = CandidateStore(lab.db, lab.events, lab.blobs)
+        self.candidates = lab.candidates
         self.handoff = CandidateHandoff(
             run_id, self.candidates, self.board, freeze_unverified=freeze_unverified
         )
@@ -151,15 +163,14 @@ class Scheduler:
         workspace = TeamWorkspace.create(team.workspace, self.operator)
         await self.lab.events.append(
             self.run_id,
-            "team.registered",
-            {
-                "display_name": team.display_name,
-                "model_preset": preset.name,
-                "provider": preset.provider,
-                "offline": preset.provider == "offline",
-                "baseline_commit": workspace.head(),
-                "config": team.config,
-            },
+            TeamRegistered(
+                display_name=team.display_name,
+                model_preset=preset.name,
+                provider=preset.provider,
+                offline=preset.provider == "offline",
+                baseline_commit=workspace.head(),
+                config=team.config,
+            ),
             team=team.id,
         )
         return team
@@ -245,7 +256,7 @@ class Scheduler:
         runtime = self._runtimes.get(team_id)
         if runtime is not None:
             self.governance.watchdog.paused(team_id, self._evidence(runtime))
-        await self.lab.events.append(self.run_id, "team.paused", {"reason": reason}, team=team_id)
+        await self.lab.events.append(self.run_id, TeamPausedEvent(reason=reason), team=team_id)
 
     def _evidence(self, runtime: _TeamRuntime) -> tuple[str, ...]:
         return (
@@ -258,11 +269,11 @@ class Scheduler:
         """One action: clear a team's pause (the watchdog starts counting afresh)."""
         self.governance.watchdog.on_progress(team_id)
         await self.registry.set_status(self.run_id, team_id, "idle", None)
-        await self.lab.events.append(self.run_id, "team.resumed", {}, team=team_id)
+        await self.lab.events.append(self.run_id, TeamResumed(), team=team_id)
 
     async def resume_provider(self, provider: str) -> None:
         if self.governance.limiter.resume(provider):
-            await self.lab.events.append(self.run_id, "provider.resumed", {"provider": provider})
+            await self.lab.events.append(self.run_id, ProviderResumed(provider=provider))
             for team in await self.registry.list(self.run_id, include_exited=False):
                 if team.status == "paused" and (team.status_reason or "").startswith(
                     f"provider {provider}"
@@ -308,15 +319,19 @@ class Scheduler:
     async def _restore_spend(self) -> None:
         """Budgets count what was already spent in this run, from the event log."""
         async for event in self.lab.events.iter_all(self.run_id):
-            if event.kind != "model.response" or event.team is None:
+            if event.kind != ModelResponse.KIND or event.team is None:
                 continue
-            usage = event.payload.get("usage")
-            if not usage:
+            try:
+                response = ModelResponse.model_validate(event.payload)
+            except ValidationError:  # a malformed one spent nothing we can count
+                continue
+            usage = response.usage
+            if usage is None or not usage.model_fields_set:
                 continue
             reservation = self.governance.budget.reserve(
-                event.team, event.payload.get("provider", "?"), 0, None
+                event.team, response.provider or "?", 0, None
             )
-            self.governance.budget.settle(reservation, usage.get("total"), usage.get("cost_usd"))
+            self.governance.budget.settle(reservation, usage.total, usage.cost_usd)
 
     async def run(
         self,
@@ -328,7 +343,7 @@ class Scheduler:
         """Dispatch turns until time is up, `stop` is set, or no team has work left (and
         `busy`, e.g. a Judger waiting for official results, says nothing more will come)."""
         await self.recover()
-        await self.lab.events.append(self.run_id, "run.dispatch_started", {"seconds": seconds})
+        await self.lab.events.append(self.run_id, DispatchStarted(seconds=seconds))
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds if seconds is not None else None
         reason = "no team has work left"
@@ -362,7 +377,7 @@ class Scheduler:
                 )
         finally:
             await self._cancel_running()
-            await self.lab.events.append(self.run_id, "run.dispatch_stopped", {"reason": reason})
+            await self.lab.events.append(self.run_id, DispatchStopped(reason=reason))
         return reason
 
     def _backing_off(self) -> bool:
@@ -415,7 +430,7 @@ class Scheduler:
             turn_input = {"messages": [HumanMessage(content=prompt)]}
             how = "started"
         await self.registry.set_status(self.run_id, team.id, "running", None)
-        await self.lab.events.append(self.run_id, "team.turn", {"state": how}, team=team.id)
+        await self.lab.events.append(self.run_id, TeamTurn(state=how), team=team.id)
         outcome, detail = "idle", None
         try:
             async with asyncio.timeout(self.config.turn_timeout_seconds):
@@ -434,7 +449,7 @@ class Scheduler:
             outcome, detail = "paused", f"provider {exc.provider} paused: {exc.reason}"
         except TimeoutError:
             detail = f"turn timed out after {self.config.turn_timeout_seconds:g} s"
-            await self.lab.events.append(self.run_id, "team.turn_timeout", {}, team=team.id)
+            await self.lab.events.append(self.run_id, TeamTurnTimeout(), team=team.id)
             self._record_failure(team.id)
         except asyncio.CancelledError:
             await self.registry.set_status(self.run_id, team.id, "idle", "interrupted")
@@ -447,8 +462,7 @@ class Scheduler:
                 self.governance.limiter.pause(provider, error.message)
                 await self.lab.events.append(
                     self.run_id,
-                    "provider.paused",
-                    {"provider": provider, "kind": error.kind, "reason": error.message},
+                    ProviderPausedEvent(provider=provider, kind=error.kind, reason=error.message),
                 )
                 outcome, detail = "paused", f"provider {provider} paused: {error.message}"
             else:
@@ -462,7 +476,7 @@ class Scheduler:
         elif outcome != "paused":
             await self.registry.set_status(self.run_id, team.id, outcome, detail)
         await self.lab.events.append(
-            self.run_id, "team.turn_end", {"status": outcome, "detail": detail}, team=team.id
+            self.run_id, TeamTurnEnd(status=outcome, detail=detail), team=team.id
         )
 
 

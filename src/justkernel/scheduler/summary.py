@@ -5,11 +5,26 @@ progress: candidates frozen, submissions, official results and the best official
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import ValidationError
+
+from justkernel.core.events import EventPayload
+from justkernel.core.events.agents import ModelResponse, Usage
+from justkernel.core.events.collab import CandidateFrozen, JudgerSubmission, OfficialResult
 from justkernel.events import Event, EventLog
 from justkernel.store.experiments import ExperimentBook
 from justkernel.store.teams import TeamRegistry
+
+P = TypeVar("P", bound=EventPayload)
+
+
+def _typed(model: type[P], event: Event) -> P | None:
+    """The payload through its model; None for a malformed one (it counts as empty)."""
+    try:
+        return model.model_validate(event.payload)
+    except ValidationError:
+        return None
 
 
 @dataclass
@@ -40,16 +55,17 @@ class JudgerFigures:
     best_prof_sum_us: float | None = None  # the best official pass; None until there is one
 
     def feed(self, event: Event) -> None:
-        if event.kind == "candidate.frozen":
+        if event.kind == CandidateFrozen.KIND:
             self.frozen += 1
-        elif event.kind == "judger.submission":
+        elif event.kind == JudgerSubmission.KIND:
             self.submitted += 1
-        elif event.kind == "official.result":
+        elif event.kind == OfficialResult.KIND:
             self.official_results += 1
-            if event.payload.get("status") != "official_pass":
+            result = _typed(OfficialResult, event)
+            if result is None or result.status != "official_pass":
                 return
             self.official_passes += 1
-            prof = event.payload.get("prof_sum_us")
+            prof = result.prof_sum_us
             best = self.best_prof_sum_us
             if prof is not None and (best is None or prof < best):
                 self.best_prof_sum_us = prof
@@ -79,22 +95,22 @@ class RunFigures:
     def feed(self, event: Event) -> None:
         self.last_seq = max(self.last_seq, event.seq)
         self.judger.feed(event)
-        if event.team is None or event.kind != "model.response":
+        if event.team is None or event.kind != ModelResponse.KIND:
             return
         figures = self.teams.setdefault(event.team, TeamFigures(event.team))
         figures.model_calls += 1
-        payload = event.payload
-        usage = payload.get("usage") or {}
-        figures.tokens += int(usage.get("total") or 0)
-        figures.tokens_estimated |= bool(payload.get("usage_estimated"))
+        response = _typed(ModelResponse, event) or ModelResponse()
+        usage = response.usage or Usage()
+        figures.tokens += usage.total or 0
+        figures.tokens_estimated |= bool(response.usage_estimated)
         provider = self.providers.setdefault(
-            payload.get("provider", "?"), {"calls": 0, "tokens": 0, "cost_usd": None}
+            response.provider or "?", {"calls": 0, "tokens": 0, "cost_usd": None}
         )
         provider["calls"] += 1
-        provider["tokens"] += int(usage.get("total") or 0)
-        if usage.get("cost_usd") is not None:
-            figures.cost_usd = (figures.cost_usd or 0.0) + usage["cost_usd"]
-            provider["cost_usd"] = (provider["cost_usd"] or 0.0) + usage["cost_usd"]
+        provider["tokens"] += usage.total or 0
+        if usage.cost_usd is not None:
+            figures.cost_usd = (figures.cost_usd or 0.0) + usage.cost_usd
+            provider["cost_usd"] = (provider["cost_usd"] or 0.0) + usage.cost_usd
 
     async def catch_up(self, log: EventLog) -> None:
         async for event in log.iter_all(self.run_id, after=self.last_seq):

@@ -17,6 +17,8 @@ from typing import Any, ClassVar, Protocol
 from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from justkernel.core.events import EventPayload
+from justkernel.core.events.collab import CandidateFrozen
 from justkernel.core.relpath import relpath_problem
 from justkernel.core.statuses import CandidateStatus
 from justkernel.store.blobs import BlobStore
@@ -33,8 +35,8 @@ class EventAppender(Protocol):
     async def append(
         self,
         run_id: str,
-        kind: str,
-        payload: dict[str, Any],
+        kind: str | EventPayload,
+        payload: dict[str, Any] | None = None,
         team: str | None = None,
         *,
         dedup_key: str | None = None,
@@ -143,16 +145,15 @@ class CandidateStore:
         """The candidate.frozen event, once per candidate (deduplicated)."""
         await self._events.append(
             candidate.run_id,
-            "candidate.frozen",
-            {
-                "candidate_id": candidate.id,
-                "source_sha256": candidate.source_sha256,
-                "commit": candidate.commit,
-                "receipt_key": candidate.receipt_key,
-                "cycles_sum": candidate.cycles_sum,
-                "local_passed": candidate.local_passed,
-                "blobs": [candidate.archive_blob],
-            },
+            CandidateFrozen(
+                candidate_id=candidate.id,
+                source_sha256=candidate.source_sha256,
+                commit=candidate.commit,
+                receipt_key=candidate.receipt_key,
+                cycles_sum=candidate.cycles_sum,
+                local_passed=candidate.local_passed,
+                blobs=[candidate.archive_blob],
+            ),
             team=candidate.team_id,
             dedup_key=f"candidate.frozen:{candidate.id}",
         )

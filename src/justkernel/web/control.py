@@ -16,6 +16,8 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from justkernel.core.events.collab import JudgerUnavailable
+from justkernel.core.events.runs import RunSummary, TeamExited
 from justkernel.lab import Lab
 from justkernel.settings.config import ConfigError
 from justkernel.settings.models import load_model_presets
@@ -150,7 +152,7 @@ class RunController:
             client = await runtime.judge_client()
         except (ConfigError, JudgeStartError, JudgeError, OSError) as exc:
             log.warning("run %s: no Judger: %s", run_id, exc)
-            await self.lab.events.append(run_id, "judger.unavailable", {"detail": str(exc)})
+            await self.lab.events.append(run_id, JudgerUnavailable(detail=str(exc)))
             return None
         return runtime.judger(scheduler, client) if client is not None else None
 
@@ -195,7 +197,7 @@ class RunController:
         figures = RunFigures(run_id)
         await figures.catch_up(self.lab.events)
         await figures.refresh(scheduler.registry, scheduler.experiments)
-        await self.lab.events.append(run_id, "run.summary", {"reason": reason, **figures.to_dict()})
+        await self.lab.events.append(run_id, RunSummary(reason=reason, **figures.to_dict()))
 
     async def pause(self, run_id: str) -> None:
         """Stop dispatching; teams mid-turn are interrupted and resume from their checkpoint."""
@@ -258,9 +260,7 @@ class RunController:
                 with contextlib.suppress(asyncio.CancelledError):
                     await running
             await scheduler.registry.set_status(run_id, team_id, "exited", REMOVED_REASON)
-            await self.lab.events.append(
-                run_id, "team.exited", {"reason": REMOVED_REASON}, team=team_id
-            )
+            await self.lab.events.append(run_id, TeamExited(reason=REMOVED_REASON), team=team_id)
 
     async def close(self) -> None:
         active = self._dispatch

@@ -111,7 +111,10 @@ class DemoPlayer:
                 pending = []
             if delay >= BATCH_WINDOW:
                 await asyncio.sleep(delay)
-            pending.append(NewEvent(event.kind, event.payload, event.team))
+            # as recorded: the payload text and its schema version, not re-typed
+            pending.append(
+                NewEvent(event.kind, event.payload, event.team, None, event.schema_version)
+            )
         if pending:
             await self.lab.events.append_many(run_id, pending)
 
