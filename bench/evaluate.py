@@ -1,11 +1,17 @@
 """Evaluation throughput: full jobs (15 cases + 3 callgrind runs) on 1 and 2 pool slots.
 
 Run: uv run python bench/evaluate.py [--candidates N] [--slots 1,2] [--no-baseline]
+     uv run python bench/evaluate.py --toolchain ascendc-cpu [--candidates N] [--slots 1,2]
 
 Candidates are the fast fixture kernel with a different harmless comment each, so every one
 is a distinct source (no cache hit) with the same code. Prints per-stage seconds, seconds per
 candidate, candidates per minute, slot busy % while work was queued, and the naive baseline's
 figures for comparison. Goal on 2 cores: <= 6 s per candidate, slots >= 90 % busy.
+
+`--toolchain ascendc-cpu` runs the Ascend C template's baseline (15 cases + 3 modelled perf
+cases) on the ascendc-cpu toolchain AND the fast fixture on the cpu toolchain, each on every
+slot count, in the same run, and prints them side by side. Goal on 2 cores: <= 2 s per
+candidate and >= 3x the cpu toolchain's candidates per minute.
 """
 
 from __future__ import annotations
@@ -56,10 +62,15 @@ def stage_line(label: str, receipts: list[Receipt]) -> str:
 
 
 async def run_batch(
-    settings: Settings, toolchain: CpuToolchain, slots: int, sources: list[Path]
+    settings: Settings,
+    toolchain: CpuToolchain,
+    slots: int,
+    sources: list[Path],
+    parallelism: int = 1,
 ) -> tuple[list[Receipt], float, float | None]:
     pool = LocalPool(slots=slots)
-    ev = Evaluator(settings, pool, toolchain, BlobStore(settings.blobs_dir))
+    blobs = BlobStore(settings.blobs_dir)
+    ev = Evaluator(settings, pool, toolchain, blobs, sim_parallelism=parallelism)
     try:
         t = time.perf_counter()
         receipts = await asyncio.gather(
@@ -128,11 +139,112 @@ async def main(candidates: int, slot_counts: list[int], baseline: bool) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def make_ascendc_candidate(root: Path, name: str, tag: str) -> Path:
+    """The Ascend C template (the baseline kernel) with a harmless comment of its own."""
+    definition = load_operator().ascendc_target()
+    dest = root / "candidates" / name
+    shutil.copytree(
+        definition.project_dir, dest, ignore=shutil.ignore_patterns("build", "build_out")
+    )
+    kernel = dest / definition.build.kernel_source
+    kernel.write_text(kernel.read_text() + f"\n// bench candidate {tag}\n")
+    for dirpath, _dirs, files in os.walk(root):
+        os.chmod(dirpath, 0o755)
+        for f in files:
+            os.chmod(os.path.join(dirpath, f), 0o644)
+    return dest
+
+
+async def side_by_side(candidates: int, slot_counts: list[int]) -> None:
+    """cpu (fast fixture, callgrind) and ascendc-cpu (template baseline, cycle model), each on
+    every slot count, one table at the end."""
+    from justkernel.toolchains.ascendc_cpu import AscendcCpuToolchain
+
+    root = Path(tempfile.mkdtemp(prefix="jk-bench-evaluate-"))
+    os.chmod(root, 0o755)
+    try:
+        settings = Settings(data_dir=root / "data", config_dir=root / "config")
+        data = root / "data" / "toolchains"
+        toolchains = {
+            "cpu": CpuToolchain(cache_dir=data / "cpu"),
+            "ascendc-cpu": AscendcCpuToolchain(cache_dir=data / "ascendc-cpu"),
+        }
+        cpu = toolchains["cpu"]
+        print(f"host: {os.cpu_count()} cores · {cpu.executor(None).cpu_model}")
+        for name, tc in toolchains.items():
+            print(f"toolchain: {name} {tc.version} · {tc.version_info()['gcc']}")
+        t = time.perf_counter()
+        warm = Evaluator(settings, LocalPool(1), cpu, BlobStore(settings.blobs_dir))
+        await warm.packs("full")  # type: ignore[arg-type]
+        print(f"input packs built once (15 local + 3 perf cases): {time.perf_counter() - t:.1f} s")
+        # the harness objects are built once per toolchain version, outside the timing
+        await toolchains["ascendc-cpu"]._main.path()  # type: ignore[attr-defined]
+        await cpu._harness.path()
+        rows = []
+        tag = 0
+        for slots in slot_counts:
+            for name, tc in toolchains.items():
+                sources = []
+                for _ in range(candidates):
+                    tag += 1
+                    if name == "cpu":
+                        sources.append(make_candidate(root, f"fast-{tag}", FAST, str(tag)))
+                    else:
+                        sources.append(make_ascendc_candidate(root, f"ascendc-{tag}", str(tag)))
+                share = max(1, (os.cpu_count() or 1) // slots)  # cores per slot for its cases
+                receipts, wall, busy = await run_batch(settings, tc, slots, sources, share)  # type: ignore[arg-type]
+                bad = [r for r in receipts if r.status is not Status.MEASURED]
+                rows.append((name, slots, wall, busy, receipts, bad))
+                print(f"  done: {name}, {slots} slot(s), {wall:.1f} s", flush=True)
+        label = {"cpu": "cpu (fast fixture)", "ascendc-cpu": "ascendc-cpu (baseline)"}
+        print(
+            f"\nfull jobs, {candidates} distinct candidates per row (no cache hits); each job "
+            "runs its cases (cores / slots) at a time"
+        )
+        print(
+            f"  {'toolchain':<24} {'slots':>5} {'s/cand':>7} {'cand/min':>9} {'busy':>5}  "
+            + "  ".join(f"{s:>12}" for s in STAGES)
+        )
+        per_minute: dict[tuple[str, int], float] = {}
+        for name, slots, wall, busy, receipts, bad in rows:
+            per_minute[(name, slots)] = 60 * candidates / wall
+            stages = []
+            for stage in STAGES:
+                known = [v for r in receipts if (v := getattr(r.durations, stage)) is not None]
+                stages.append(f"{statistics.mean(known):12.2f}" if known else f"{'—':>12}")
+            flag = f"  NOT MEASURED: {len(bad)} ({bad[0].detail[:80]})" if bad else ""
+            print(
+                f"  {label[name]:<24} {slots:>5} {wall / candidates:7.2f} "
+                f"{60 * candidates / wall:9.1f} "
+                + (f"{100 * busy:4.0f}%" if busy is not None else f"{'—':>5}")
+                + "  "
+                + "  ".join(stages)
+                + flag
+            )
+        for slots in slot_counts:
+            ratio = per_minute[("ascendc-cpu", slots)] / per_minute[("cpu", slots)]
+            print(
+                f"  {slots} slot(s): ascendc-cpu runs {ratio:.2f}x the cpu toolchain's "
+                "candidates/min"
+            )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=6)
     parser.add_argument("--slots", default="1,2", help="comma-separated slot counts")
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument(
+        "--toolchain",
+        choices=("cpu", "ascendc-cpu"),
+        default="cpu",
+        help="ascendc-cpu: that toolchain side by side with cpu, on every slot count",
+    )
     args = parser.parse_args()
     slot_counts = [int(s) for s in args.slots.split(",")]
-    asyncio.run(main(args.candidates, slot_counts, not args.no_baseline))
+    if args.toolchain == "ascendc-cpu":
+        asyncio.run(side_by_side(args.candidates, slot_counts))
+    else:
+        asyncio.run(main(args.candidates, slot_counts, not args.no_baseline))

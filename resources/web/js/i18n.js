@@ -207,6 +207,7 @@ const EN = {
   w_paused: "paused",
   w_done: "done",
   w_exited: "exited",
+  w_api_misuse: "API misuse",
 };
 
 const ZH = {
@@ -416,6 +417,7 @@ const ZH = {
   w_paused: "已暂停",
   w_done: "已完成",
   w_exited: "已退出",
+  w_api_misuse: "API 误用",
 };
 
 const DICTS = { en: EN, zh: ZH };

@@ -1,10 +1,10 @@
 // Throughput: worker slots as lanes with one bar per evaluation job (from its receipt's start
 // and finish), the queue length over time, and the mean seconds per stage.
 import { h, num, s } from "../dom.js";
-import { t } from "../i18n.js";
+import { t, word } from "../i18n.js";
 import { table } from "./tables.js";
 
-const STATUS_COLORS = { measured: "#2ca02c", probe_passed: "#7fbf7f", incorrect: "#d62728", compile_failed: "#ff7f0e" };
+const STATUS_COLORS = { measured: "#2ca02c", probe_passed: "#7fbf7f", incorrect: "#d62728", compile_failed: "#ff7f0e", api_misuse: "#9467bd" };
 
 function ms(ts) {
   return ts ? Date.parse(ts) : null;
@@ -35,7 +35,7 @@ export function throughputPanel(data) {
       svg.append(s("rect", {
         x: x(start).toFixed(1), y: y + 2, width: width.toFixed(1), height: laneH - 6, rx: 2,
         fill: STATUS_COLORS[job.status] || "#888", class: "job", dataset: { team: job.team, status: job.status || "" },
-      }, s("title", { text: `${job.team} · ${job.mode} · ${job.status}${job.cache_hit ? " (cache)" : ""} · ${num(job.cycles)} cycles\n${stages}` })));
+      }, s("title", { text: `${job.team} · ${job.mode} · ${word(job.status)}${job.cache_hit ? " (cache)" : ""} · ${num(job.cycles)} cycles\n${stages}` })));
     }
   });
   const qy = 10 + data.lanes.length * laneH + 10;

@@ -197,9 +197,7 @@ def _object_problems(build: Path, steps: list[Step], scan_syscalls: bool) -> tup
         units[s.name] = ii.read_text(errors="replace") if ii.is_file() else ""
     problems = source_check.scan_preprocessed(units)
     for s in steps:
-        problems += objects.object_problems(
-            build / s.name / s.output, host=s.name == HOST, scan_bytes=scan_syscalls
-        )
+        problems += objects.object_problems(build / s.name / s.output, scan_bytes=scan_syscalls)
     return problems
 
 

@@ -17,7 +17,12 @@ from justkernel.operators.definition import AscendcTarget
 from justkernel.paths import resources_dir
 
 CXX = "g++"
-CXXFLAGS = ("-std=c++17", "-O2", "-fno-strict-aliasing")
+# Team code at -O1: g++ spends most of a kernel's compile optimising the library's inline
+# templates, and -O1 saves ~20 % of it while the harness runs as fast as at -O2 (measured on
+# the baseline's perf cases). Neither level changes a result: no -ffast-math, no FP contraction
+# in ISO C++ mode, no x87 on x86-64; outputs, run.json and trace.json were byte-identical.
+CXXFLAGS = ("-std=c++17", "-O1", "-fno-strict-aliasing")
+MAIN_CXXFLAGS = ("-std=c++17", "-O2", "-fno-strict-aliasing")  # the harness main, built once
 CYCLE_MODEL = "ascendc-pipe/1"  # the per-pipe model of docs/simulation-and-judging.md
 SOC = "ascend910b"
 # Operator dtype -> (the DTYPE_* macro value, object/executable suffix)
@@ -110,7 +115,7 @@ def main_argv(include: Path, generated: Path, source: Path, out: Path) -> list[s
     """The trusted harness main, compiled natively once per toolchain version."""
     return [
         CXX,
-        *CXXFLAGS,
+        *MAIN_CXXFLAGS,
         f"-I{include}",
         f"-I{generated}",
         "-c",

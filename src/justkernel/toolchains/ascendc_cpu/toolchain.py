@@ -124,6 +124,7 @@ class AscendcCpuToolchain:
             "gcc": _tool_version([library.CXX, "--version"]),
             "libc": os.confstr("CS_GNU_LIBC_VERSION"),
             "cxxflags": list(library.CXXFLAGS),
+            "main_cxxflags": list(library.MAIN_CXXFLAGS),
             "library": library.header_digests(),
             "harness": library.harness_digest(),
             "soc": library.soc_facts(),
