@@ -4,6 +4,7 @@ decoder (eventview.js) reads only fields the models' JSON schema names."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import zipfile
@@ -194,3 +195,30 @@ def test_the_fold_reads_through_the_models_and_skips_a_malformed_payload() -> No
     assert state.teams["t1"].display_name == "One"
     assert state.teams["t1"].experiments == {} and state.malformed == 1
     assert (state.teams["t1"].status, state.last_seq) == ("done", 3)
+
+
+def _raw_writes(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, kind) of each append/NewEvent call that passes a catalogued kind as a string."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        position = {"append": 1, "NewEvent": 0}.get(name)
+        if position is None or len(node.args) <= position:
+            continue
+        arg = node.args[position]
+        if isinstance(arg, ast.Constant) and arg.value in PAYLOADS:
+            found.append((node.lineno, arg.value))
+    return found
+
+
+def test_the_lab_writes_every_catalogued_kind_through_its_model() -> None:
+    raw = []
+    for path in sorted((ROOT / "src" / "justkernel").rglob("*.py")):
+        for line, kind in _raw_writes(ast.parse(path.read_text(encoding="utf-8"))):
+            raw.append(f"{path.relative_to(ROOT)}:{line} {kind}")
+    assert not raw, f"append the payload model instead of a kind and a dict: {raw}"
+    sample = 'await log.append(run_id, "team.turn", {"state": "x"}, team="t")'
+    assert _raw_writes(ast.parse(sample)) == [(1, "team.turn")]
