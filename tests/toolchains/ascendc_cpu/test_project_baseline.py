@@ -179,70 +179,107 @@ def test_a_float16_kernel_accumulating_in_half_fails_the_long_reductions(jobs: J
         assert out0.passed and not out1.passed, (c.case_id, out0.message, out1.message)
 
 
-# (input0, input1, input2, axes): each is an invalid call the tiling must refuse (GRAPH_FAILED,
-# harness exit 5), except the last, a valid call with every operand broadcast and a 0-d output.
-CALLS = {
+# (input0, input1, input2, axes): invalid calls the tiling must refuse (GRAPH_FAILED, exit 5).
+REFUSED = {
     "axis_out_of_range": ([4, 5], [4, 5], [4, 5], [2]),
     "negative_axis_out_of_range": ([4, 5], [4, 5], [4, 5], [-3]),
     "repeated_axis": ([4, 5], [4, 5], [4, 5], [1, -1]),
     "input1_input2_not_broadcastable": ([4, 5], [4, 5], [3, 5], [0]),
     "input0_input1_not_broadcastable": ([3, 5], [4, 5], [4, 5], [0]),
-    "valid_full_reduction_to_0d": ([2, 1, 3], [1, 4, 1], [4, 3], []),
+}
+# (input0, input1, input2, axes, keep_dims, dtype): valid calls no local case makes (hidden
+# cases use other shapes): ranks 0 and 8, input0 of higher rank than the product space, an
+# axis of extent 1, a kept row longer than one UB tile with a broadcast column, interleaved
+# kept and reduced dims, float16 with a scalar operand, every operand broadcast to a 0-d sum.
+UNCOVERED = {
+    "rank0": ([], [], [], [], False, "float32"),
+    "rank8": (
+        [2, 1, 2, 1, 2, 1, 2, 3],
+        [1, 2, 1, 2, 1, 2, 1, 3],
+        [2, 2, 2, 2, 2, 2, 2, 1],
+        [0, 3, -1],
+        True,
+        "float32",
+    ),
+    "input0_higher_rank": ([3, 4, 5], [5], [4, 5], [0], False, "float32"),
+    "extent1_axis": ([7, 1, 9], [7, 1, 9], [7, 1, 9], [1], False, "float32"),
+    "long_kept_row_column_input1": ([3, 5000], [3, 1], [3, 5000], [0], True, "float32"),
+    "interleaved": ([4, 5, 6, 7], [4, 5, 6, 7], [4, 5, 6, 7], [0, 2], False, "float32"),
+    "all_broadcast_0d": ([2, 1, 3], [1, 4, 1], [4, 3], [], False, "float32"),
+    "f16_scalar_input2": ([64, 33], [64, 33], [1], [1], False, "float16"),
+    "f16_full_keep": ([33, 65], [65], [33, 65], [], True, "float16"),
 }
 
 
-def case_folder(name: str, shapes: list[list[int]], axes: list[int]) -> tuple[Path, list]:
-    """A case folder in the harness's format (case.txt + raw inputs) and the inputs. An invalid
-    call has no output shapes; the inputs' stand in (the harness only sizes buffers by them)."""
+def shape_line(s: list[int] | tuple[int, ...]) -> str:
+    return " ".join(str(v) for v in (len(s), *s))
+
+
+def golden(arrays: list[np.ndarray], axes: list[int], keep: bool) -> list[np.ndarray]:
+    """The spec's reference: float64 products and sums, rounded once to the dtype."""
+    a0, a1, a2 = (a.astype(np.float64) for a in arrays)
+    out1 = np.sum(a1 * a2, axis=tuple(axes) if axes else None, keepdims=keep)
+    return [(a0 * a1).astype(arrays[0].dtype), np.asarray(out1).astype(arrays[0].dtype)]
+
+
+async def call(
+    jobs: Jobs,
+    name: str,
+    shapes: list,
+    axes: list[int],
+    keep: bool,
+    dtype: str,
+    refused: bool = False,
+) -> tuple[int | None, Path, list[np.ndarray]]:
+    """One call of the baseline's own harness in the sandbox on a case folder written here.
+    A refused call has no output shapes; the inputs' stand in (they only size the buffers)."""
     folder = fresh_dir(f"cmg-call-{name}")
     rng = np.random.default_rng(7)
-    arrays = [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
+    arrays = [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
     for i, a in enumerate(arrays):
         a.tofile(folder / f"input{i}.bin")
         (folder / f"input{i}.bin").chmod(0o644)
-    if name.startswith("valid"):
-        outputs = [np.broadcast_shapes(tuple(shapes[0]), tuple(shapes[1])), ()]
-    else:
-        outputs = [shapes[0], shapes[1]]
-
-    def shape(s: list[int] | tuple[int, ...]) -> str:
-        return " ".join(str(v) for v in (len(s), *s))
-
+    want = [np.empty(shapes[0]), np.empty(shapes[1])] if refused else golden(arrays, axes, keep)
     lines = [
         "cmg_case 1",
         f"id {name}",
-        "dtype float32",
-        *(f"input{i} {shape(s)}" for i, s in enumerate(shapes)),
-        f"axes {shape(axes)}",
-        "keep_dims 0",
-        *(f"output{i} {shape(s)}" for i, s in enumerate(outputs)),
+        f"dtype {dtype}",
+        *(f"input{i} {shape_line(s)}" for i, s in enumerate(shapes)),
+        f"axes {shape_line(axes)}",
+        f"keep_dims {int(keep)}",
+        *(f"output{i} {shape_line(w.shape)}" for i, w in enumerate(want)),
     ]
     (folder / "case.txt").write_text("\n".join(lines) + "\n")
     (folder / "case.txt").chmod(0o644)
-    return folder, arrays
+    link = "link_f16" if dtype == "float16" else "link_f32"
+    harness = jobs.baseline_work / "build" / link / "harness"
+    assert harness.is_file(), harness
+    out = fresh_dir(f"cmg-out-{name}")
+    r = await run_checked(
+        [HARNESS, "/sandbox/in", "/sandbox/out"],
+        ro_binds={"bin/harness": harness, "in": folder},
+        rw_dir=out,
+        limits=toolchain().limits.case,
+    )
+    return r.exit_code, out, want
 
 
 async def test_the_tiling_refuses_invalid_calls(jobs: Jobs) -> None:
-    """Bad axes and shapes that do not broadcast are refused by the tiling (exit 5), in the
-    sandbox with the baseline's own harness; a valid all-broadcast call gives numpy's answer."""
-    harness = jobs.baseline_work / "build" / "link_f32" / "harness"
-    assert harness.is_file()
-    for name, (s0, s1, s2, axes) in CALLS.items():
-        case, arrays = case_folder(name, [s0, s1, s2], axes)
-        out = fresh_dir(f"cmg-out-{name}")
-        r = await run_checked(
-            [HARNESS, "/sandbox/in", "/sandbox/out"],
-            ro_binds={"bin/harness": harness, "in": case},
-            rw_dir=out,
-            limits=toolchain().limits.case,
-        )
-        if not name.startswith("valid"):
-            assert r.exit_code == 5, (name, r.status, r.exit_code, r.stderr.text[-300:])
-            continue
-        assert r.exit_code == 0, (name, r.status, r.stderr.text[-300:])
-        a0, a1, a2 = (a.astype(np.float64) for a in arrays)
-        out0 = np.fromfile(out / "output0.bin", dtype=np.float32)
-        out1 = np.fromfile(out / "output1.bin", dtype=np.float32)
-        np.testing.assert_allclose(out0, (a0 * a1).ravel(), rtol=1e-6, atol=0)
-        assert out1.shape == (1,)
-        np.testing.assert_allclose(out1[0], (a1 * a2).sum(), rtol=1e-5, atol=1e-6)
+    """Bad axes and shapes that do not broadcast are refused by the tiling: harness exit 5."""
+    for name, (s0, s1, s2, axes) in REFUSED.items():
+        code, _, _ = await call(jobs, name, [s0, s1, s2], axes, False, "float32", refused=True)
+        assert code == 5, (name, code)
+
+
+async def test_the_baseline_is_right_on_calls_no_local_case_makes(jobs: Jobs) -> None:
+    """Within the precision standard, with zero failures (every output here is small)."""
+    for name, (s0, s1, s2, axes, keep, dtype) in UNCOVERED.items():
+        code, out, want = await call(jobs, name, [s0, s1, s2], axes, keep, dtype)
+        assert code == 0, (name, code, sorted(p.name for p in out.iterdir()))
+        tol = 1e-3 if dtype == "float16" else 1e-4
+        for i, w in enumerate(want):
+            got = np.fromfile(out / f"output{i}.bin", dtype=dtype)
+            assert got.size == w.size, (name, i)
+            g, e = got.astype(np.float64), w.ravel().astype(np.float64)
+            bad = np.flatnonzero(~(np.abs(g - e) <= tol + tol * np.abs(e)))
+            assert bad.size == 0, (name, f"output{i}", bad[:5], g[bad[:5]], e[bad[:5]])
