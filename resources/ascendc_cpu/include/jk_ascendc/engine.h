@@ -1,22 +1,29 @@
 // Clean-room Ascend C CPU library: the engine behind every API call.
 //
-// Why it exists: a kernel runs on the CPU one AI Core (block) after another, but what matters is what
-// real hardware would do. The engine keeps, per core, the Unified Buffer bytes, which bytes were
-// ever written (poison), per-pipe vector clocks and a timeline (the cycle model), a per-32-byte-block
-// hazard shadow for UB and GM, and, across cores, who wrote which GM block since the last SyncAll.
+// Why it exists: a kernel runs on the CPU one AI Core (block) after another, but what matters is
+// what real hardware would do. The engine keeps, per core, the Unified Buffer bytes, which bytes
+// were ever written (poison), per-pipe vector clocks and a timeline (the cycle model), a
+// per-32-byte-block hazard shadow for UB and GM, and, across cores, who wrote which GM block
+// since the last SyncAll.
 // The first API misuse is recorded (sticky: a kernel that catches exceptions cannot hide it) and
 // thrown as jk::Misuse.
 //
-// Contract for the op headers (H2) - how an op reports what it does:
+// Contract for the op headers - how an op reports what it does:
 //   1. check arguments (misuse(...) with the caller's Site), before anything is issued;
 //   2. `eng().issue(Pipe::V, "Add", cycles, site)` - one instruction, placed on the timeline;
 //   3. declare every UB span it reads and writes: `t.jk_read(byte_off, bytes, site)` /
-//      `t.jk_write(...)` on the LocalTensor (checks liveness and the tensor's buffer bounds, then
-//      calls eng().ub_read/ub_write), or eng().ub_read/ub_write with raw offsets after your own
-//      bounds check (t.jk_offset(), t.jk_bytes_available()). Declare exactly the bytes whose values
-//      are used (a masked-off lane is not read), so poison and hazards stay precise;
-//      reads first, then writes;
+//      `t.jk_write(...)` on the LocalTensor (liveness, the tensor's buffer bounds, then
+//      eng().ub_read/ub_write), or eng().ub_read/ub_write with raw offsets after
+//      t.jk_check_live(site) and your own bounds check (t.jk_offset() / jk_ub_offset(),
+//      t.jk_bytes_available() / jk_ub_bytes()). Declare exactly the bytes whose values are used
+//      (a masked-off lane is not read), so poison and hazards stay precise; reads first;
 //   4. compute on t.jk_data() (a T* into this core's UB).
+// Contract for the harness: `g_engine = new Engine(params)`; gm_register each buffer (inputs
+// read-only) and pass the returned fake addresses; per block begin_core(i, n), call the kernel,
+// end_core(); catch jk::Misuse and read first_misuse() (it is set even if the kernel caught the
+// exception); results: cores(), op_stats(), trace(), trace_truncated(), total_cycles(),
+// bound_pipe(). `check_hazards = false` silences pipeline_hazard and cross_core_race only.
+// Queue code (queue.h) uses snapshot()/wait_on(), ub_alloc(), slots(), queues(), scalar_op().
 // Everything here is inline and header-only; the only global is the trivially initialised
 // `g_engine` pointer (no dynamic initialiser in user objects).
 #pragma once
