@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from justkernel.core.events import NEWEST_SCHEMA_VERSION, EventPayload, parse_payload
+from justkernel.core.events import NEWEST_SCHEMA_VERSION, EventPayload, parse_payload_json
 
 EVENT_SCHEMA_VERSION = NEWEST_SCHEMA_VERSION  # each kind's own is its payload model's
 BLOB_REFS_KEY = "blobs"  # payload key listing SHA-256s of blobs the event refers to
@@ -34,7 +34,7 @@ class Event:
     def typed(self) -> EventPayload:
         """The payload through its kind's model (docs/events.md); raises pydantic's
         ValidationError for a payload of the wrong shape."""
-        return parse_payload(self.kind, self.payload)
+        return parse_payload_json(self.kind, self.payload_json)
 
     def blob_refs(self) -> list[str]:
         refs = self.payload.get(BLOB_REFS_KEY, [])

@@ -9,6 +9,7 @@ from justkernel.core.events.base import (
     PayloadPart,
     UntypedPayload,
     parse_payload,
+    parse_payload_json,
     payload_model,
     schema_version_of,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "PayloadPart",
     "UntypedPayload",
     "parse_payload",
+    "parse_payload_json",
     "payload_model",
     "schema_version_of",
 ]
