@@ -1,4 +1,5 @@
-"""The services of one lab process, wired once and passed explicitly (no hidden globals)."""
+"""The services of one lab process, wired once and passed explicitly (no hidden globals):
+every repository of the store is built here, once, and taken from here."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ from justkernel.events import EventLog
 from justkernel.settings.config import Settings
 from justkernel.settings.secrets import SecretsStore
 from justkernel.store import BlobStore, Database, RunRepository, migrate, open_database
+from justkernel.store.candidates import CandidateStore
+from justkernel.store.experiments import ExperimentBook
 from justkernel.store.submissions import SubmissionStore
+from justkernel.store.teams import TeamRegistry
+from justkernel.store.tokens import TokenStore
 
 
 @dataclass
@@ -19,7 +24,11 @@ class Lab:
     events: EventLog
     blobs: BlobStore
     secrets: SecretsStore
+    teams: TeamRegistry
+    experiments: ExperimentBook
+    candidates: CandidateStore
     submissions: SubmissionStore
+    tokens: TokenStore
 
     async def close(self) -> None:
         await self.db.dispose()
@@ -30,12 +39,18 @@ async def open_lab(settings: Settings) -> Lab:
     settings.ensure_dirs()
     db = open_database(settings.resolved_database_url)
     await migrate(db)
+    events = EventLog(db)
+    blobs = BlobStore(settings.blobs_dir)
     return Lab(
         settings=settings,
         db=db,
         runs=RunRepository(db),
-        events=EventLog(db),
-        blobs=BlobStore(settings.blobs_dir),
+        events=events,
+        blobs=blobs,
         secrets=SecretsStore(settings.config_dir),
+        teams=TeamRegistry(db),
+        experiments=ExperimentBook(db),
+        candidates=CandidateStore(db, events, blobs),
         submissions=SubmissionStore(db),
+        tokens=TokenStore(db),
     )

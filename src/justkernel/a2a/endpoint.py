@@ -64,8 +64,8 @@ from justkernel.a2a.executor import IDENTITY_KEY, EvaluatorSource, LabAgentExecu
 from justkernel.a2a.jsonrpc_body import JsonRpcBodyCheck
 from justkernel.lab import Lab
 from justkernel.settings.redaction import register as register_secret
-from justkernel.store.teams import Team, TeamRegistry, UnknownTeam
-from justkernel.store.tokens import TeamIdentity, TokenStore
+from justkernel.store.teams import Team, UnknownTeam
+from justkernel.store.tokens import TeamIdentity
 
 TEAM_ID_RE = re.compile(r"^team-\d{3}$")
 RPC_URL_KEY = "justkernel.rpc_url"
@@ -292,8 +292,8 @@ class A2AEndpoint:
         # the lab's own origin ("http://127.0.0.1:4173"), for the cards' URLs; never taken from
         # the request's Host (a rebinding page would have the card point at its own server)
         self.origin = origin
-        self.tokens = TokenStore(lab.db)
-        self.registry = TeamRegistry(lab.db)
+        self.tokens = lab.tokens
+        self.registry = lab.teams
         self.executor = LabAgentExecutor(lab, evaluator)
         self.engine = engine
         self.task_store = DatabaseTaskStore(engine, owner_resolver=team_owner)

@@ -72,14 +72,13 @@ def token_command(
 ) -> None:
     """Issue a new token for an existing team; its earlier tokens stop working."""
     from justkernel.a2a.external import JoinError, issue_token
-    from justkernel.store.teams import TeamRegistry
 
     settings = settings_or_exit()
 
     async def issue() -> tuple[str, str]:
         async with lab_context(settings) as lab:
             token = await issue_token(lab, run, team)
-            return (await TeamRegistry(lab.db).get(run, team)).display_name, token
+            return (await lab.teams.get(run, team)).display_name, token
 
     try:
         display_name, token = asyncio.run(issue())

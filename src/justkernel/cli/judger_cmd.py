@@ -90,12 +90,11 @@ def set_settings(
 @judger_app.command("pending")
 def pending(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
     """Nominations of a run that wait for a human decision."""
-    from justkernel.store.candidates import CandidateStore
 
     async def go() -> list[Any]:
         async with lab_context(settings_or_exit()) as lab:
             await lab.runs.get(run_id)
-            store = CandidateStore(lab.db, lab.events, lab.blobs)
+            store = lab.candidates
             return await store.list(run_id, status="awaiting_approval")
 
     table = Table(title=f"awaiting approval in {run_id}")
@@ -122,14 +121,13 @@ def _guard(factory: Any) -> Any:
 
 def _decide(run_id: str, candidate_id: str, decision: str) -> None:
     from justkernel.judger.approvals import decide
-    from justkernel.store.candidates import CandidateStore
 
     async def go() -> dict[str, Any]:
         async with lab_context(settings_or_exit()) as lab:
             run = await lab.runs.get(run_id)
             if run.read_only:
                 fail(f"run {run_id} is a read-only {run.mode}")
-            store = CandidateStore(lab.db, lab.events, lab.blobs)
+            store = lab.candidates
             return await decide(lab, store, run_id, candidate_id, decision, "cli")
 
     event = _guard(go)

@@ -21,7 +21,6 @@ from justkernel.judger.settings import (
 )
 from justkernel.lab import Lab
 from justkernel.settings.models import ModelPreset
-from justkernel.store.candidates import CandidateStore
 from justkernel.web.forms import Conflict, FormErrors, parse_model
 
 
@@ -32,7 +31,7 @@ class LabJudgerControls:
         self._lab = lab
         self._file = JudgerSettingsFile(lab.settings.resolved_data_dir)
         self._presets = presets  # the model presets known now (the dashboard may add some)
-        self._candidates = CandidateStore(lab.db, lab.events, lab.blobs)
+        self._candidates = lab.candidates
 
     def settings(self) -> dict[str, Any]:
         try:
