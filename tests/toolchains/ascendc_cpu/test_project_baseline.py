@@ -24,13 +24,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from justkernel.operators import load_operator, local_cases
+from justkernel.operators import load_operator, local_cases, perf_cases
 from justkernel.paths import resources_dir
 from justkernel.toolchains import JobSpec, check_tree
 from justkernel.toolchains.ascendc_cpu.run import HARNESS
 from justkernel.toolchains.cpu_sandbox import run_checked
 from justkernel.workers.receipts import CaseOutcome, JobKind, Receipt, Status
-from tests.toolchains.ascendc_cpu.ladder_support import PERF_CASES, toolchain
+from tests.toolchains.ascendc_cpu.ladder_support import toolchain
 from tests.workers.test_evaluator_shared import fresh_dir, packs
 
 pytestmark = pytest.mark.timeout(300)
@@ -39,6 +39,7 @@ PROJECT = resources_dir() / "operators" / "confusion_mul_grad" / "ascendc"
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 OFFICIAL = FIXTURES / "official_template" / "confusion_mul_grad"
 VARIANTS = FIXTURES / "ascendc"
+PERF_CASES = tuple(c.id for c in perf_cases(load_operator()))
 # What msopgen generates and the contest fixes; the team writes op_host/*.cpp|.h, op_kernel/*.cpp.
 READ_ONLY = (
     "CMakeLists.txt",
