@@ -13,11 +13,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
-
-from sqlalchemy import func, insert, select, update
-from sqlalchemy.exc import IntegrityError
 
 from justkernel.a2a.policies import (
     DEFAULT_POLICY,
@@ -28,9 +24,9 @@ from justkernel.a2a.policies import (
 from justkernel.core.events.collab import A2AAcked, A2ADelivered, A2AMessage, A2AReleased
 from justkernel.events import EventLog
 from justkernel.faults import crash_point
+from justkernel.store.board import BoardMessage, BoardStore
 from justkernel.store.database import Database
 from justkernel.store.runs import utc_now_iso
-from justkernel.store.schema import board_messages, deliveries
 from justkernel.store.teams import TeamRegistry
 
 MESSAGE_TYPES = ("message", "candidate", "experience", "feedback")
@@ -41,40 +37,10 @@ class BoardError(ValueError):
     """A post the board refuses; the message is safe to show the agent."""
 
 
-@dataclass(frozen=True)
-class BoardMessage:
-    id: str
-    sender: str
-    sender_message_id: str
-    recipient: str
-    type: str
-    payload: dict[str, Any]
-    created_at: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "message_id": self.id,
-            "from": self.sender,
-            "to": self.recipient,
-            "type": self.type,
-            "created_at": self.created_at,
-            **self.payload,
-        }
-
-
-def _message(row: Any) -> BoardMessage:
-    return BoardMessage(
-        id=row.id,
-        sender=row.sender,
-        sender_message_id=row.sender_message_id,
-        recipient=row.recipient,
-        type=row.type,
-        payload=dict(row.payload),
-        created_at=row.created_at,
-    )
-
-
 class LabBoard:
+    """Who receives what (the teams' sharing policies), rate limits, events and crash points,
+    over the board's rows (`store.board.BoardStore`)."""
+
     def __init__(
         self,
         db: Database,
@@ -83,7 +49,7 @@ class LabBoard:
         *,
         rate_limit_per_minute: int = 30,
     ) -> None:
-        self._db = db
+        self._rows = BoardStore(db)
         self._events = events
         self._registry = registry
         self._rate = rate_limit_per_minute
@@ -135,7 +101,7 @@ class LabBoard:
         """Store a message and its deliveries; a resend with the same id changes nothing."""
         if type not in MESSAGE_TYPES:
             raise BoardError(f"unknown message type {type!r}")
-        existing = await self._by_sender_id(run_id, sender, sender_message_id)
+        existing = await self._rows.by_sender_id(run_id, sender, sender_message_id)
         if existing is not None:
             return existing, False
         self._check_rate(run_id, sender)
@@ -149,36 +115,9 @@ class LabBoard:
             payload=payload,
             created_at=utc_now_iso(),
         )
-        try:
-            async with self._db.writer.begin() as conn:
-                await conn.execute(
-                    insert(board_messages).values(
-                        run_id=run_id,
-                        id=message.id,
-                        sender=sender,
-                        sender_message_id=sender_message_id,
-                        recipient=recipient,
-                        type=type,
-                        payload=payload,
-                        created_at=message.created_at,
-                    )
-                )
-                if recipients:
-                    await conn.execute(
-                        insert(deliveries),
-                        [
-                            {
-                                "run_id": run_id,
-                                "message_id": message.id,
-                                "team_id": team,
-                                "status": "pending",
-                                "created_at": message.created_at,
-                            }
-                            for team in recipients
-                        ],
-                    )
-        except IntegrityError:  # a concurrent resend won the race: same message
-            stored = await self._by_sender_id(run_id, sender, sender_message_id)
+        if not await self._rows.add(run_id, message, recipients):
+            # a concurrent resend won the race: same message
+            stored = await self._rows.by_sender_id(run_id, sender, sender_message_id)
             assert stored is not None
             return stored, False
         summary = str(payload.get("summary") or payload.get("text") or "")[:300]
@@ -196,58 +135,10 @@ class LabBoard:
         )
         return message, True
 
-    async def _by_sender_id(
-        self, run_id: str, sender: str, sender_message_id: str
-    ) -> BoardMessage | None:
-        async with self._db.reader.connect() as conn:
-            row = (
-                await conn.execute(
-                    select(board_messages).where(
-                        board_messages.c.run_id == run_id,
-                        board_messages.c.sender == sender,
-                        board_messages.c.sender_message_id == sender_message_id,
-                    )
-                )
-            ).one_or_none()
-        return _message(row) if row is not None else None
-
     async def deliver(self, run_id: str, team_id: str, call_id: str) -> list[BoardMessage]:
         """Messages for `team_id`: pending ones, plus those this same call delivered before
         (a tool call re-run after a crash sees the same messages again)."""
-        async with self._db.writer.begin() as conn:
-            rows = (
-                await conn.execute(
-                    select(board_messages, deliveries.c.status, deliveries.c.delivered_by)
-                    .join(
-                        deliveries,
-                        (deliveries.c.run_id == board_messages.c.run_id)
-                        & (deliveries.c.message_id == board_messages.c.id),
-                    )
-                    .where(
-                        deliveries.c.run_id == run_id,
-                        deliveries.c.team_id == team_id,
-                        (deliveries.c.status == "pending")
-                        | (
-                            (deliveries.c.status == "delivered")
-                            & (deliveries.c.delivered_by == call_id)
-                        ),
-                    )
-                    .order_by(board_messages.c.created_at)
-                )
-            ).all()
-            fresh = [r.id for r in rows if r.status == "pending"]
-            if fresh:
-                await conn.execute(
-                    update(deliveries)
-                    .where(
-                        deliveries.c.run_id == run_id,
-                        deliveries.c.team_id == team_id,
-                        deliveries.c.message_id.in_(fresh),
-                        deliveries.c.status == "pending",
-                    )
-                    .values(status="delivered", delivered_by=call_id, delivered_at=utc_now_iso())
-                )
-        messages = [_message(r) for r in rows]
+        messages = await self._rows.deliver(run_id, team_id, call_id)
         if any(m.type == "feedback" for m in messages):
             crash_point("feedback.delivering")
         for message in messages:
@@ -263,23 +154,7 @@ class LabBoard:
         """Acknowledge what these calls delivered; each delivery is acked once, ever."""
         if not call_ids:
             return 0
-        async with self._db.reader.connect() as conn:
-            rows = (
-                await conn.execute(
-                    select(deliveries.c.message_id, board_messages.c.type)
-                    .join(
-                        board_messages,
-                        (board_messages.c.run_id == deliveries.c.run_id)
-                        & (board_messages.c.id == deliveries.c.message_id),
-                    )
-                    .where(
-                        deliveries.c.run_id == run_id,
-                        deliveries.c.team_id == team_id,
-                        deliveries.c.status == "delivered",
-                        deliveries.c.delivered_by.in_(call_ids),
-                    )
-                )
-            ).all()
+        rows = await self._rows.delivered(run_id, team_id, call_ids)
         ids = [r.message_id for r in rows]
         if not ids:
             return 0
@@ -295,17 +170,7 @@ class LabBoard:
             )
         if any(r.type == "feedback" for r in rows):
             crash_point("feedback.delivering")
-        async with self._db.writer.begin() as conn:
-            await conn.execute(
-                update(deliveries)
-                .where(
-                    deliveries.c.run_id == run_id,
-                    deliveries.c.team_id == team_id,
-                    deliveries.c.message_id.in_(ids),
-                    deliveries.c.status == "delivered",
-                )
-                .values(status="acked", acked_at=utc_now_iso())
-            )
+        await self._rows.mark_acked(run_id, team_id, ids)
         return len(ids)
 
     async def release_unseen(self, run_id: str, team_id: str, seen_calls: set[str]) -> int:
@@ -313,16 +178,7 @@ class LabBoard:
         during the call, or the call failed) go back to pending, so the next read delivers
         them; they were never acknowledged. Called before a team's turn, when none of its
         calls runs."""
-        async with self._db.reader.connect() as conn:
-            rows = (
-                await conn.execute(
-                    select(deliveries.c.message_id, deliveries.c.delivered_by).where(
-                        deliveries.c.run_id == run_id,
-                        deliveries.c.team_id == team_id,
-                        deliveries.c.status == "delivered",
-                    )
-                )
-            ).all()
+        rows = await self._rows.delivered(run_id, team_id)
         unseen = [r for r in rows if r.delivered_by not in seen_calls]
         for row in unseen:
             await self._events.append(
@@ -331,50 +187,15 @@ class LabBoard:
                 team=team_id,
                 dedup_key=f"a2a.released:{team_id}:{row.message_id}:{row.delivered_by}",
             )
-            async with self._db.writer.begin() as conn:
-                await conn.execute(
-                    update(deliveries)
-                    .where(
-                        deliveries.c.run_id == run_id,
-                        deliveries.c.team_id == team_id,
-                        deliveries.c.message_id == row.message_id,
-                        deliveries.c.status == "delivered",
-                        deliveries.c.delivered_by == row.delivered_by,
-                    )
-                    .values(status="pending", delivered_by=None, delivered_at=None)
-                )
+            await self._rows.release(run_id, team_id, row)
         return len(unseen)
 
     async def pending(self, run_id: str, team_id: str) -> int:
         """Messages waiting for `team_id` (not yet delivered)."""
-        async with self._db.reader.connect() as conn:
-            return (
-                await conn.execute(
-                    select(func.count())
-                    .select_from(deliveries)
-                    .where(
-                        deliveries.c.run_id == run_id,
-                        deliveries.c.team_id == team_id,
-                        deliveries.c.status == "pending",
-                    )
-                )
-            ).scalar_one()
+        return await self._rows.pending(run_id, team_id)
 
     async def delivery_states(self, run_id: str, message_id: str) -> dict[str, str]:
-        async with self._db.reader.connect() as conn:
-            rows = (
-                await conn.execute(
-                    select(deliveries.c.team_id, deliveries.c.status).where(
-                        deliveries.c.run_id == run_id, deliveries.c.message_id == message_id
-                    )
-                )
-            ).all()
-        return {r.team_id: r.status for r in rows}
+        return await self._rows.delivery_states(run_id, message_id)
 
     async def messages(self, run_id: str, type: str | None = None) -> list[BoardMessage]:
-        query = select(board_messages).where(board_messages.c.run_id == run_id)
-        if type is not None:
-            query = query.where(board_messages.c.type == type)
-        async with self._db.reader.connect() as conn:
-            rows = (await conn.execute(query.order_by(board_messages.c.created_at))).all()
-        return [_message(r) for r in rows]
+        return await self._rows.messages(run_id, type)

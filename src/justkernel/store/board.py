@@ -1,0 +1,212 @@
+"""The board's rows (tables `board_messages` and `deliveries`): a message stored once per
+(sender, sender's message id), one delivery row per recipient, and each delivery's way
+pending → delivered (by one tool call) → acked, or back to pending when its call's result never
+reached the agent. Who may receive what, rate limits, events and crash points are the board's
+(`a2a.board.LabBoard`); this module only keeps the rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from justkernel.store.database import Database
+from justkernel.store.records import Record
+from justkernel.store.runs import utc_now_iso
+from justkernel.store.schema import board_messages, deliveries
+
+
+@dataclass(frozen=True)
+class BoardMessage(Record):
+    # what an agent reads: the payload's fields beside the envelope's
+    PUBLIC: ClassVar = {
+        "id": "message_id",
+        "sender": "from",
+        "sender_message_id": None,
+        "recipient": "to",
+    }
+    SPREAD: ClassVar = "payload"
+
+    id: str
+    sender: str  # a team id, "judger" or "lab"
+    sender_message_id: str
+    recipient: str  # a team id or "all"
+    type: str
+    payload: dict[str, Any]
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Delivery(Record):
+    """A delivery handed to a tool call: its message, and the call (None once pending)."""
+
+    message_id: str
+    delivered_by: str | None
+    type: str = ""
+
+
+_PENDING = deliveries.c.status == "pending"
+_DELIVERED = deliveries.c.status == "delivered"
+_JOINED = (deliveries.c.run_id == board_messages.c.run_id) & (
+    deliveries.c.message_id == board_messages.c.id
+)
+
+
+class BoardStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(self, run_id: str, message: BoardMessage, recipients: list[str]) -> bool:
+        """Store a message and a pending delivery per recipient, in one transaction; False
+        when a message with the same (sender, sender's id) is already stored."""
+        try:
+            async with self._db.writer.begin() as conn:
+                await conn.execute(
+                    insert(board_messages).values(
+                        run_id=run_id,
+                        id=message.id,
+                        sender=message.sender,
+                        sender_message_id=message.sender_message_id,
+                        recipient=message.recipient,
+                        type=message.type,
+                        payload=message.payload,
+                        created_at=message.created_at,
+                    )
+                )
+                if recipients:
+                    await conn.execute(
+                        insert(deliveries),
+                        [
+                            {
+                                "run_id": run_id,
+                                "message_id": message.id,
+                                "team_id": team,
+                                "status": "pending",
+                                "created_at": message.created_at,
+                            }
+                            for team in recipients
+                        ],
+                    )
+        except IntegrityError:
+            return False
+        return True
+
+    async def by_sender_id(
+        self, run_id: str, sender: str, sender_message_id: str
+    ) -> BoardMessage | None:
+        async with self._db.reader.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(board_messages).where(
+                        board_messages.c.run_id == run_id,
+                        board_messages.c.sender == sender,
+                        board_messages.c.sender_message_id == sender_message_id,
+                    )
+                )
+            ).one_or_none()
+        return BoardMessage.from_row(row) if row is not None else None
+
+    async def deliver(self, run_id: str, team_id: str, call_id: str) -> list[BoardMessage]:
+        """Pending messages for the team, now delivered by `call_id`, plus those the same call
+        delivered before (a re-run call sees the same messages), oldest first."""
+        async with self._db.writer.begin() as conn:
+            rows = (
+                await conn.execute(
+                    select(board_messages, deliveries.c.status)
+                    .join(deliveries, _JOINED)
+                    .where(
+                        deliveries.c.run_id == run_id,
+                        deliveries.c.team_id == team_id,
+                        _PENDING | (_DELIVERED & (deliveries.c.delivered_by == call_id)),
+                    )
+                    .order_by(board_messages.c.created_at)
+                )
+            ).all()
+            fresh = [r.id for r in rows if r.status == "pending"]
+            if fresh:
+                await conn.execute(
+                    update(deliveries)
+                    .where(
+                        deliveries.c.run_id == run_id,
+                        deliveries.c.team_id == team_id,
+                        deliveries.c.message_id.in_(fresh),
+                        _PENDING,
+                    )
+                    .values(status="delivered", delivered_by=call_id, delivered_at=utc_now_iso())
+                )
+        return [BoardMessage.from_row(r) for r in rows]
+
+    async def delivered(
+        self, run_id: str, team_id: str, call_ids: list[str] | None = None
+    ) -> list[Delivery]:
+        """The team's deliveries in `delivered` (only those of `call_ids`, when given)."""
+        query = (
+            select(deliveries.c.message_id, deliveries.c.delivered_by, board_messages.c.type)
+            .join(board_messages, _JOINED)
+            .where(deliveries.c.run_id == run_id, deliveries.c.team_id == team_id, _DELIVERED)
+        )
+        if call_ids is not None:
+            query = query.where(deliveries.c.delivered_by.in_(call_ids))
+        async with self._db.reader.connect() as conn:
+            return [Delivery.from_row(r) for r in (await conn.execute(query)).all()]
+
+    async def mark_acked(self, run_id: str, team_id: str, message_ids: list[str]) -> None:
+        async with self._db.writer.begin() as conn:
+            await conn.execute(
+                update(deliveries)
+                .where(
+                    deliveries.c.run_id == run_id,
+                    deliveries.c.team_id == team_id,
+                    deliveries.c.message_id.in_(message_ids),
+                    _DELIVERED,
+                )
+                .values(status="acked", acked_at=utc_now_iso())
+            )
+
+    async def release(self, run_id: str, team_id: str, delivery: Delivery) -> None:
+        """Back to pending, if the delivery is still the one that call was handed."""
+        async with self._db.writer.begin() as conn:
+            await conn.execute(
+                update(deliveries)
+                .where(
+                    deliveries.c.run_id == run_id,
+                    deliveries.c.team_id == team_id,
+                    deliveries.c.message_id == delivery.message_id,
+                    _DELIVERED,
+                    deliveries.c.delivered_by == delivery.delivered_by,
+                )
+                .values(status="pending", delivered_by=None, delivered_at=None)
+            )
+
+    async def pending(self, run_id: str, team_id: str) -> int:
+        async with self._db.reader.connect() as conn:
+            return (
+                await conn.execute(
+                    select(func.count())
+                    .select_from(deliveries)
+                    .where(deliveries.c.run_id == run_id, deliveries.c.team_id == team_id)
+                    .where(_PENDING)
+                )
+            ).scalar_one()
+
+    async def delivery_states(self, run_id: str, message_id: str) -> dict[str, str]:
+        async with self._db.reader.connect() as conn:
+            rows = (
+                await conn.execute(
+                    select(deliveries.c.team_id, deliveries.c.status).where(
+                        deliveries.c.run_id == run_id, deliveries.c.message_id == message_id
+                    )
+                )
+            ).all()
+        return {r.team_id: r.status for r in rows}
+
+    async def messages(self, run_id: str, type: str | None = None) -> list[BoardMessage]:
+        query = select(board_messages).where(board_messages.c.run_id == run_id)
+        if type is not None:
+            query = query.where(board_messages.c.type == type)
+        async with self._db.reader.connect() as conn:
+            rows = (await conn.execute(query.order_by(board_messages.c.created_at))).all()
+        return [BoardMessage.from_row(r) for r in rows]
