@@ -138,15 +138,17 @@ inline void cast_repeat(const rep::Operand& d, const rep::Operand& s, const rep:
 
 template <typename D, typename S>
 inline void cast_mask(const AscendC::LocalTensor<D>& dst, const AscendC::LocalTensor<S>& src,
-                      Mode mode, const rep::Mask& m, int64_t repeat,
-                      const AscendC::UnaryRepeatParams& rp, Site site) {
-  check_mode<D, S>(mode, site);
-  rep::check_repeat(repeat, "Cast", site);
+                      Mode mode, const rep::MaskPlan& mp, const AscendC::UnaryRepeatParams& rp,
+                      Site site) {
   const rep::Operand d = rep::operand(dst, "dst", rp.dstBlkStride, rp.dstRepStride, "Cast", site);
   const rep::Operand s = rep::operand(src, "src", rp.srcBlkStride, rp.srcRepStride, "Cast", site);
-  rep::issue_v("Cast", sizeof(S), uint64_t(repeat), site);  // cost table keyed by source dtype
-  const rep::Walk wd(d, m, lanes<D, S>()), ws(s, m, lanes<D, S>());
-  for (int64_t r = 0; r < repeat; ++r) cast_repeat<D, S>(d, s, wd, ws, uint64_t(r), mode, site);
+  rep::issue_v("Cast", sizeof(S), mp.total(), site);  // cost table keyed by source dtype
+  const rep::Walk wd(d, mp.body, lanes<D, S>()), ws(s, mp.body, lanes<D, S>());
+  for (uint64_t r = 0; r < mp.repeats; ++r) cast_repeat<D, S>(d, s, wd, ws, r, mode, site);
+  if (mp.has_tail) {
+    const rep::Walk td(d, mp.tail, lanes<D, S>()), ts(s, mp.tail, lanes<D, S>());
+    cast_repeat<D, S>(d, s, td, ts, mp.repeats, mode, site);
+  }
 }
 
 }  // namespace cast
@@ -186,9 +188,10 @@ inline void Cast(const LocalTensor<T1>& dst, const LocalTensor<T2>& src, const R
                  const uint64_t mask, const int32_t repeatTimes,
                  const UnaryRepeatParams& repeatParams, jk::Site site = jk::here()) {
   JK_CAST_CHECK();
-  jk::rep::require_set_mask<isSetMask>("Cast", site);
-  const jk::rep::Mask m = jk::rep::mask_count(mask, jk::cast::lanes<T1, T2>(), "Cast", site);
-  jk::cast::cast_mask(dst, src, roundMode, m, repeatTimes, repeatParams, site);
+  jk::cast::check_mode<T1, T2>(roundMode, site);
+  const jk::rep::MaskPlan mp =
+      jk::rep::plan_mask<isSetMask>(mask, jk::cast::lanes<T1, T2>(), repeatTimes, "Cast", site);
+  jk::cast::cast_mask(dst, src, roundMode, mp, repeatParams, site);
 }
 
 template <typename T1, typename T2, bool isSetMask = true>
@@ -196,9 +199,10 @@ inline void Cast(const LocalTensor<T1>& dst, const LocalTensor<T2>& src, const R
                  const uint64_t mask[], const int32_t repeatTimes,
                  const UnaryRepeatParams& repeatParams, jk::Site site = jk::here()) {
   JK_CAST_CHECK();
-  jk::rep::require_set_mask<isSetMask>("Cast", site);
-  const jk::rep::Mask m = jk::rep::mask_bits(mask, jk::cast::lanes<T1, T2>(), "Cast", site);
-  jk::cast::cast_mask(dst, src, roundMode, m, repeatTimes, repeatParams, site);
+  jk::cast::check_mode<T1, T2>(roundMode, site);
+  const jk::rep::MaskPlan mp =
+      jk::rep::plan_mask<isSetMask>(mask, jk::cast::lanes<T1, T2>(), repeatTimes, "Cast", site);
+  jk::cast::cast_mask(dst, src, roundMode, mp, repeatParams, site);
 }
 
 #undef JK_CAST_CHECK

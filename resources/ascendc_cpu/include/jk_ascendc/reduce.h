@@ -320,15 +320,14 @@ JK_RED_EXTREME(ReduceMin, false)
 namespace jkdetail {
 template <typename T>
 inline void whole_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
-                             const jk::rep::Mask& m, int32_t repeat, int32_t dst_rep,
-                             int32_t src_blk, int32_t src_rep, jk::Site site) {
+                             const jk::rep::MaskPlan& mp, int32_t dst_rep, int32_t src_blk,
+                             int32_t src_rep, jk::Site site) {
   const char* api = "WholeReduceSum";
-  jk::rep::check_repeat(repeat, api, site);
   const jk::rep::Operand d = jk::rep::operand(dst, "dst", 1, 0, api, site, sizeof(T));
   const jk::rep::Operand s = jk::rep::operand(src, "src", src_blk, src_rep, api, site);
-  jk::rep::issue_v(api, sizeof(T), uint64_t(repeat), site);
-  for (int32_t r = 0; r < repeat; ++r) {
-    const T v = jk::red::repeat_sum<T>(api, s, uint64_t(r), m, site);
+  jk::rep::issue_v(api, sizeof(T), mp.total(), site);
+  for (uint64_t r = 0; r < mp.total(); ++r) {
+    const T v = jk::red::repeat_sum<T>(api, s, r, mp.at(r), site);
     jk::red::write_scalar(api, d, uint64_t(r) * uint64_t(dst_rep) * sizeof(T), v, site);
   }
 }
@@ -336,19 +335,18 @@ inline void whole_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& sr
 // BlockReduceSum: one tree sum per 32-byte block, 8 results per repeat.
 template <typename T>
 inline void block_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
-                             const jk::rep::Mask& m, int32_t repeat, int32_t dst_rep,
-                             int32_t src_blk, int32_t src_rep, jk::Site site) {
+                             const jk::rep::MaskPlan& mp, int32_t dst_rep, int32_t src_blk,
+                             int32_t src_rep, jk::Site site) {
   const char* api = "BlockReduceSum";
   constexpr uint32_t L = jk::rep::per_repeat<T>();
   constexpr uint32_t B = jk::rep::per_block<T>();
-  jk::rep::check_repeat(repeat, api, site);
   const jk::rep::Operand d = jk::rep::operand(dst, "dst", 1, 0, api, site, sizeof(T));
   const jk::rep::Operand s = jk::rep::operand(src, "src", src_blk, src_rep, api, site);
-  jk::rep::issue_v(api, sizeof(T), uint64_t(repeat), site);
-  for (int32_t r = 0; r < repeat; ++r) {
+  jk::rep::issue_v(api, sizeof(T), mp.total(), site);
+  for (uint64_t r = 0; r < mp.total(); ++r) {
     T v[L];
     for (uint32_t i = 0; i < L; ++i) v[i] = static_cast<T>(0.0f);
-    jk::rep::touch(s, uint64_t(r), m, L, false, api, site,
+    jk::rep::touch(s, r, mp.at(r), L, false, api, site,
                    [&](uint32_t i, uint64_t o) { v[i] = jk::rep::load<T>(s, o); });
     T out[8];
     for (uint32_t k = 0; k < 8; ++k) out[k] = jk::red::tree(v + k * B, B);
@@ -365,11 +363,9 @@ inline void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                            const int32_t srcBlkStride, const int32_t srcRepStride,
                            jk::Site site = jk::here()) {
   JK_RED_CHECK("WholeReduceSum");
-  jk::rep::require_set_mask<isSetMask>("WholeReduceSum", site);
-  const jk::rep::Mask m = jk::rep::mask_count(uint64_t(int64_t(mask)), jk::rep::per_repeat<T>(),
-                                              "WholeReduceSum", site);
-  jkdetail::whole_reduce_sum(dst, src, m, repeatTimes, dstRepStride, srcBlkStride, srcRepStride,
-                             site);
+  const jk::rep::MaskPlan mp = jk::rep::plan_mask<isSetMask>(
+      uint64_t(int64_t(mask)), jk::rep::per_repeat<T>(), repeatTimes, "WholeReduceSum", site);
+  jkdetail::whole_reduce_sum(dst, src, mp, dstRepStride, srcBlkStride, srcRepStride, site);
 }
 
 template <typename T, bool isSetMask = true>
@@ -378,11 +374,9 @@ inline void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                            const int32_t dstRepStride, const int32_t srcBlkStride,
                            const int32_t srcRepStride, jk::Site site = jk::here()) {
   JK_RED_CHECK("WholeReduceSum");
-  jk::rep::require_set_mask<isSetMask>("WholeReduceSum", site);
-  const jk::rep::Mask m =
-      jk::rep::mask_bits(mask, jk::rep::per_repeat<T>(), "WholeReduceSum", site);
-  jkdetail::whole_reduce_sum(dst, src, m, repeatTimes, dstRepStride, srcBlkStride, srcRepStride,
-                             site);
+  const jk::rep::MaskPlan mp = jk::rep::plan_mask<isSetMask>(
+      mask, jk::rep::per_repeat<T>(), repeatTimes, "WholeReduceSum", site);
+  jkdetail::whole_reduce_sum(dst, src, mp, dstRepStride, srcBlkStride, srcRepStride, site);
 }
 
 template <typename T, bool isSetMask = true>
@@ -391,11 +385,9 @@ inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                            const int32_t srcBlkStride, const int32_t srcRepStride,
                            jk::Site site = jk::here()) {
   JK_RED_CHECK("BlockReduceSum");
-  jk::rep::require_set_mask<isSetMask>("BlockReduceSum", site);
-  const jk::rep::Mask m = jk::rep::mask_count(uint64_t(int64_t(mask)), jk::rep::per_repeat<T>(),
-                                              "BlockReduceSum", site);
-  jkdetail::block_reduce_sum(dst, src, m, repeatTime, dstRepStride, srcBlkStride, srcRepStride,
-                             site);
+  const jk::rep::MaskPlan mp = jk::rep::plan_mask<isSetMask>(
+      uint64_t(int64_t(mask)), jk::rep::per_repeat<T>(), repeatTime, "BlockReduceSum", site);
+  jkdetail::block_reduce_sum(dst, src, mp, dstRepStride, srcBlkStride, srcRepStride, site);
 }
 
 template <typename T, bool isSetMask = true>
@@ -404,11 +396,9 @@ inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                            const int32_t dstRepStride, const int32_t srcBlkStride,
                            const int32_t srcRepStride, jk::Site site = jk::here()) {
   JK_RED_CHECK("BlockReduceSum");
-  jk::rep::require_set_mask<isSetMask>("BlockReduceSum", site);
-  const jk::rep::Mask m =
-      jk::rep::mask_bits(mask, jk::rep::per_repeat<T>(), "BlockReduceSum", site);
-  jkdetail::block_reduce_sum(dst, src, m, repeatTime, dstRepStride, srcBlkStride, srcRepStride,
-                             site);
+  const jk::rep::MaskPlan mp = jk::rep::plan_mask<isSetMask>(
+      mask, jk::rep::per_repeat<T>(), repeatTime, "BlockReduceSum", site);
+  jkdetail::block_reduce_sum(dst, src, mp, dstRepStride, srcBlkStride, srcRepStride, site);
 }
 
 // ---- WholeReduceMax / WholeReduceMin (atlasascendc_api_07_0079 and its Min twin) ---------------
@@ -421,7 +411,7 @@ enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORD
 namespace jkdetail {
 template <typename T, bool IsMax>
 inline void whole_reduce_extreme(const LocalTensor<T>& dst, const LocalTensor<T>& src,
-                                 const jk::rep::Mask& m, int32_t repeat, int32_t dst_rep,
+                                 const jk::rep::MaskPlan& mp, int32_t dst_rep,
                                  int32_t src_blk, int32_t src_rep, ReduceOrder order,
                                  jk::Site site) {
   const char* api = IsMax ? "WholeReduceMax" : "WholeReduceMin";
@@ -430,20 +420,20 @@ inline void whole_reduce_extreme(const LocalTensor<T>& dst, const LocalTensor<T>
   if (ord < 0 || ord > static_cast<int>(ReduceOrder::ORDER_ONLY_INDEX)) {
     jk::misuse("unsupported_argument", site, std::string(api) + ": unknown ReduceOrder");
   }
-  jk::rep::check_repeat(repeat, api, site);
   const bool pair = order == ReduceOrder::ORDER_VALUE_INDEX || order == ReduceOrder::ORDER_INDEX_VALUE;
   const uint32_t unit = pair ? 2 * sizeof(T) : (order == ReduceOrder::ORDER_ONLY_VALUE ? sizeof(T) : 4);
   const jk::rep::Operand d = jk::rep::operand(dst, "dst", 1, 0, api, site, pair ? unit : sizeof(T));
   const jk::rep::Operand s = jk::rep::operand(src, "src", src_blk, src_rep, api, site);
-  jk::rep::issue_v(api, sizeof(T), uint64_t(repeat), site);
-  const jk::rep::Walk ws(s, m, L);
+  jk::rep::issue_v(api, sizeof(T), mp.total(), site);
+  const jk::rep::Walk body(s, mp.body, L), tail(s, mp.tail, L);
   using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
-  for (int32_t r = 0; r < repeat; ++r) {
+  for (uint64_t r = 0; r < mp.total(); ++r) {
+    const jk::rep::Walk& ws = r < mp.repeats ? body : tail;
     bool have = false;
     float best = 0.0f;
     T best_v{};
     uint32_t best_i = 0;
-    ws.run(s, uint64_t(r), false, api, site, [&](uint32_t i, uint64_t o) {
+    ws.run(s, r, false, api, site, [&](uint32_t i, uint64_t o) {
       const T v = jk::rep::load<T>(s, o);
       const float f = static_cast<float>(v);
       if (!have || (IsMax ? f > best : f < best)) {
@@ -478,10 +468,9 @@ inline void whole_reduce_extreme(const LocalTensor<T>& dst, const LocalTensor<T>
                    const int32_t srcBlkStride, const int32_t srcRepStride,                         \
                    ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, jk::Site site = jk::here()) { \
     JK_RED_CHECK(#NAME);                                                                           \
-    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
-    const jk::rep::Mask m =                                                                        \
-        jk::rep::mask_count(uint64_t(int64_t(mask)), jk::rep::per_repeat<T>(), #NAME, site);       \
-    jkdetail::whole_reduce_extreme<T, ISMAX>(dst, src, m, repeatTime, dstRepStride, srcBlkStride,  \
+    const jk::rep::MaskPlan mp = jk::rep::plan_mask<isSetMask>(                                    \
+        uint64_t(int64_t(mask)), jk::rep::per_repeat<T>(), repeatTime, #NAME, site);               \
+    jkdetail::whole_reduce_extreme<T, ISMAX>(dst, src, mp, dstRepStride, srcBlkStride,             \
                                              srcRepStride, order, site);                           \
   }                                                                                                \
   template <typename T, bool isSetMask = true>                                                     \
@@ -490,9 +479,9 @@ inline void whole_reduce_extreme(const LocalTensor<T>& dst, const LocalTensor<T>
                    const int32_t srcBlkStride, const int32_t srcRepStride,                         \
                    ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, jk::Site site = jk::here()) { \
     JK_RED_CHECK(#NAME);                                                                           \
-    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
-    const jk::rep::Mask m = jk::rep::mask_bits(mask, jk::rep::per_repeat<T>(), #NAME, site);       \
-    jkdetail::whole_reduce_extreme<T, ISMAX>(dst, src, m, repeatTime, dstRepStride, srcBlkStride,  \
+    const jk::rep::MaskPlan mp =                                                                   \
+        jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTime, #NAME, site);    \
+    jkdetail::whole_reduce_extreme<T, ISMAX>(dst, src, mp, dstRepStride, srcBlkStride,             \
                                              srcRepStride, order, site);                           \
   }
 

@@ -235,13 +235,152 @@ inline CountPlan plan_count(int64_t count, uint32_t lanes, const char* api, Site
   return p;
 }
 
-template <bool isSetMask>
-inline void require_set_mask(const char* api, Site site) {
-  if constexpr (!isSetMask) {
+// ---- the vector mask register (isSetMask = false) ------------------------------------------
+// SetMaskCount / SetMaskNorm (atlasascendc_api_07_0093..0097, "掩码操作"): in Counter mode the
+// mask set by SetVectorMask is the number of elements to process, the instruction infers its
+// repeats (the repeatTimes argument has no effect) and the last repeat is partial; in Normal
+// mode it is the per-repeat bit mask. An API called with isSetMask = false takes its mask from
+// this register (its mask argument is MASK_PLACEHOLDER); with isSetMask = true it writes its own
+// mask into the register, which in Counter mode would be read as an element COUNT: the pages
+// require SetMaskNorm after Counter-mode use, so that case is `unsupported_argument`.
+// One register per core: it starts as Normal mode, all lanes, when a core starts.
+struct MaskReg {
+  const Engine* engine;
+  uint32_t block;
+  bool counter;
+  uint64_t hi, lo;
+};
+inline MaskReg g_mask_reg = {nullptr, 0, false, ~0ull, ~0ull};
+
+inline MaskReg& mask_reg() {
+  if (g_mask_reg.engine != g_engine || g_mask_reg.block != eng().block_idx()) {
+    g_mask_reg = MaskReg{g_engine, eng().block_idx(), false, ~0ull, ~0ull};
+  }
+  return g_mask_reg;
+}
+
+// Which mask each repeat of one high-dimension instruction uses: `repeats` repeats under `body`,
+// then (Counter mode) one partial repeat under `tail`.
+struct MaskPlan {
+  Mask body;
+  uint64_t repeats = 0;
+  bool has_tail = false;
+  Mask tail;
+  uint64_t total() const { return repeats + (has_tail ? 1 : 0); }
+  const Mask& at(uint64_t r) const { return r < repeats ? body : tail; }
+};
+
+inline MaskPlan plan_explicit(const Mask& m, int64_t repeat, const char* api, Site site,
+                              int64_t max_repeat = kMaxRepeat) {
+  check_repeat(repeat, api, site, max_repeat);
+  MaskReg& reg = mask_reg();
+  if (reg.counter) {
     misuse("unsupported_argument", site,
-           std::string(api) + ": isSetMask=false (mask from SetVectorMask) is not modelled");
+           std::string(api) + ": called with its own mask (isSetMask = true) while the mask "
+                              "register is in Counter mode (SetMaskCount without SetMaskNorm)");
+  }
+  reg.lo = m.lo;
+  reg.hi = m.hi;
+  MaskPlan p;
+  p.body = m;
+  p.repeats = uint64_t(repeat);
+  return p;
+}
+
+inline MaskPlan plan_register(uint32_t lanes, int64_t repeat, const char* api, Site site,
+                              int64_t max_repeat = kMaxRepeat) {
+  const MaskReg& reg = mask_reg();
+  MaskPlan p;
+  if (!reg.counter) {
+    check_repeat(repeat, api, site, max_repeat);
+    p.body.lo = reg.lo;
+    p.body.hi = lanes > 64 ? reg.hi : 0;
+    if (p.body.lo == 0 && p.body.hi == 0) {
+      misuse("mask_out_of_range", site,
+             std::string(api) + ": the mask set by SetVectorMask selects no element");
+    }
+    p.repeats = uint64_t(repeat);
+    return p;
+  }
+  p.body = mask_first(lanes);
+  p.repeats = reg.lo / lanes;
+  p.has_tail = reg.lo % lanes != 0;
+  p.tail = mask_first(static_cast<uint32_t>(reg.lo % lanes));
+  return p;
+}
+
+// The plan of a call with a continuous (`uint64_t mask`) or bitwise (`mask[]`) mask argument.
+template <bool isSetMask>
+inline MaskPlan plan_mask(uint64_t mask, uint32_t lanes, int64_t repeat, const char* api,
+                          Site site, int64_t max_repeat = kMaxRepeat) {
+  if constexpr (isSetMask) {
+    return plan_explicit(mask_count(mask, lanes, api, site), repeat, api, site, max_repeat);
+  } else {
+    return plan_register(lanes, repeat, api, site, max_repeat);
+  }
+}
+template <bool isSetMask>
+inline MaskPlan plan_mask(const uint64_t* mask, uint32_t lanes, int64_t repeat, const char* api,
+                          Site site, int64_t max_repeat = kMaxRepeat) {
+  if constexpr (isSetMask) {
+    return plan_explicit(mask_bits(mask, lanes, api, site), repeat, api, site, max_repeat);
+  } else {
+    return plan_register(lanes, repeat, api, site, max_repeat);
   }
 }
 
 }  // namespace rep
 }  // namespace jk
+
+namespace AscendC {
+
+enum class MaskMode : uint8_t { NORMAL = 0, COUNTER = 1 };
+// The mask argument of an API called with isSetMask = false (no meaning).
+constexpr int32_t MASK_PLACEHOLDER = 0;
+
+// Mask register APIs (S pipe register writes).
+inline void SetMaskCount(jk::Site site = jk::here()) {
+  jk::eng().issue(jk::Pipe::S, "SetMaskCount", 1, site);
+  jk::rep::mask_reg().counter = true;
+}
+inline void SetMaskNorm(jk::Site site = jk::here()) {
+  jk::eng().issue(jk::Pipe::S, "SetMaskNorm", 1, site);
+  jk::rep::mask_reg().counter = false;
+}
+// ResetMask: the mask value back to its default (all lanes).
+inline void ResetMask(jk::Site site = jk::here()) {
+  jk::eng().issue(jk::Pipe::S, "ResetMask", 1, site);
+  jk::rep::mask_reg().hi = jk::rep::mask_reg().lo = ~0ull;
+}
+// Normal mode: per-repeat bits (maskHigh = lanes 64..127, 16-bit types only); Counter mode: the
+// element count in maskLow.
+template <typename T, MaskMode mode = MaskMode::NORMAL>
+inline void SetVectorMask(const uint64_t maskHigh, const uint64_t maskLow,
+                          jk::Site site = jk::here()) {
+  jk::eng().issue(jk::Pipe::S, "SetVectorMask", 1, site);
+  jk::rep::MaskReg& reg = jk::rep::mask_reg();
+  reg.hi = maskHigh;
+  reg.lo = maskLow;
+}
+// `len`: Normal mode the first len lanes, Counter mode len elements.
+template <typename T, MaskMode mode = MaskMode::NORMAL>
+inline void SetVectorMask(int32_t len, jk::Site site = jk::here()) {
+  jk::eng().issue(jk::Pipe::S, "SetVectorMask", 1, site);
+  jk::rep::MaskReg& reg = jk::rep::mask_reg();
+  if (len < 0) jk::misuse("mask_out_of_range", site, "SetVectorMask: negative length");
+  if (reg.counter) {
+    reg.lo = uint64_t(len);
+    reg.hi = 0;
+  } else {
+    if (len > int32_t(jk::rep::per_repeat<T>())) {
+      jk::misuse("mask_out_of_range", site,
+                 "SetVectorMask: " + std::to_string(len) + " lanes in Normal mode, above " +
+                     std::to_string(jk::rep::per_repeat<T>()));
+    }
+    const jk::rep::Mask m = jk::rep::mask_first(uint32_t(len));
+    reg.lo = m.lo;
+    reg.hi = m.hi;
+  }
+}
+
+}  // namespace AscendC

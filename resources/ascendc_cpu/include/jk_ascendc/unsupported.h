@@ -57,11 +57,6 @@ JK_UNSUPPORTED_FN(BlockReduceMax)
 JK_UNSUPPORTED_FN(BlockReduceMin)
 JK_UNSUPPORTED_FN(PairReduceSum)
 JK_UNSUPPORTED_FN(RepeatReduceSum)
-// Mask registers (the isSetMask=false style is not modelled).
-JK_UNSUPPORTED_FN(SetVectorMask)
-JK_UNSUPPORTED_FN(ResetMask)
-JK_UNSUPPORTED_FN(SetMaskCount)
-JK_UNSUPPORTED_FN(SetMaskNorm)
 // Cube unit.
 JK_UNSUPPORTED_FN(Mmad)
 JK_UNSUPPORTED_FN(LoadData)

@@ -164,16 +164,19 @@ inline void binary_count(const char* api, const AscendC::LocalTensor<T>& dst,
 template <typename T, typename Op>
 inline void binary_mask(const char* api, const AscendC::LocalTensor<T>& dst,
                         const AscendC::LocalTensor<T>& s0, const AscendC::LocalTensor<T>& s1,
-                        const rep::Mask& m, int64_t repeat, const AscendC::BinaryRepeatParams& rp,
-                        Site site, Op op) {
-  rep::check_repeat(repeat, api, site);
+                        const rep::MaskPlan& mp, const AscendC::BinaryRepeatParams& rp, Site site,
+                        Op op) {
   const rep::Operand d = rep::operand(dst, "dst", rp.dstBlkStride, rp.dstRepStride, api, site);
   const rep::Operand a = rep::operand(s0, "src0", rp.src0BlkStride, rp.src0RepStride, api, site);
   const rep::Operand b = rep::operand(s1, "src1", rp.src1BlkStride, rp.src1RepStride, api, site);
-  rep::issue_v(api, sizeof(T), uint64_t(repeat), site);
+  rep::issue_v(api, sizeof(T), mp.total(), site);
   constexpr uint32_t L = rep::per_repeat<T>();
-  const rep::Walk wd(d, m, L), wa(a, m, L), wb(b, m, L);
-  for (int64_t r = 0; r < repeat; ++r) binary_repeat<T>(api, d, a, b, wd, wa, wb, uint64_t(r), site, op);
+  const rep::Walk wd(d, mp.body, L), wa(a, mp.body, L), wb(b, mp.body, L);
+  for (uint64_t r = 0; r < mp.repeats; ++r) binary_repeat<T>(api, d, a, b, wd, wa, wb, r, site, op);
+  if (mp.has_tail) {
+    const rep::Walk td(d, mp.tail, L), ta(a, mp.tail, L), tb(b, mp.tail, L);
+    binary_repeat<T>(api, d, a, b, td, ta, tb, mp.repeats, site, op);
+  }
 }
 
 // ---- unary (and tensor-scalar): dst[i] = f(src[i]) ---------------------------------------------
@@ -203,15 +206,18 @@ inline void unary_count(const char* api, const AscendC::LocalTensor<T>& dst,
 
 template <typename T, typename F>
 inline void unary_mask(const char* api, const AscendC::LocalTensor<T>& dst,
-                       const AscendC::LocalTensor<T>& src, const rep::Mask& m, int64_t repeat,
+                       const AscendC::LocalTensor<T>& src, const rep::MaskPlan& mp,
                        const AscendC::UnaryRepeatParams& rp, Site site, F f) {
-  rep::check_repeat(repeat, api, site);
   const rep::Operand d = rep::operand(dst, "dst", rp.dstBlkStride, rp.dstRepStride, api, site);
   const rep::Operand s = rep::operand(src, "src", rp.srcBlkStride, rp.srcRepStride, api, site);
-  rep::issue_v(api, sizeof(T), uint64_t(repeat), site);
+  rep::issue_v(api, sizeof(T), mp.total(), site);
   constexpr uint32_t L = rep::per_repeat<T>();
-  const rep::Walk wd(d, m, L), ws(s, m, L);
-  for (int64_t r = 0; r < repeat; ++r) unary_repeat<T>(api, d, s, wd, ws, uint64_t(r), site, f);
+  const rep::Walk wd(d, mp.body, L), ws(s, mp.body, L);
+  for (uint64_t r = 0; r < mp.repeats; ++r) unary_repeat<T>(api, d, s, wd, ws, r, site, f);
+  if (mp.has_tail) {
+    const rep::Walk td(d, mp.tail, L), ts(s, mp.tail, L);
+    unary_repeat<T>(api, d, s, td, ts, mp.repeats, site, f);
+  }
 }
 
 // ---- Duplicate: dst[i] = scalar --------------------------------------------------------------
@@ -242,18 +248,18 @@ namespace AscendC {
                    const LocalTensor<T>& src1, uint64_t mask, const int32_t repeatTimes,           \
                    const BinaryRepeatParams& repeatParams, jk::Site site = jk::here()) {           \
     JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
-    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
-    const jk::rep::Mask m = jk::rep::mask_count(mask, jk::rep::per_repeat<T>(), #NAME, site);      \
-    jk::vops::binary_mask(#NAME, dst, src0, src1, m, repeatTimes, repeatParams, site, OP{});       \
+    const jk::rep::MaskPlan mp =                                                                   \
+        jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTimes, #NAME, site);   \
+    jk::vops::binary_mask(#NAME, dst, src0, src1, mp, repeatParams, site, OP{});                   \
   }                                                                                                \
   template <typename T, bool isSetMask = true>                                                     \
   inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0,                          \
                    const LocalTensor<T>& src1, const uint64_t mask[], const int32_t repeatTimes,   \
                    const BinaryRepeatParams& repeatParams, jk::Site site = jk::here()) {           \
     JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
-    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
-    const jk::rep::Mask m = jk::rep::mask_bits(mask, jk::rep::per_repeat<T>(), #NAME, site);       \
-    jk::vops::binary_mask(#NAME, dst, src0, src1, m, repeatTimes, repeatParams, site, OP{});       \
+    const jk::rep::MaskPlan mp =                                                                   \
+        jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTimes, #NAME, site);   \
+    jk::vops::binary_mask(#NAME, dst, src0, src1, mp, repeatParams, site, OP{});                   \
   }
 
 JK_VEC_BINARY(Add, jk::vops::AddOp, jk::vops::arith_ok_v<T>, "half, float, int16_t and int32_t")
@@ -277,9 +283,9 @@ JK_VEC_BINARY(Min, jk::vops::MinOp, jk::vops::arith_ok_v<T>, "half, float, int16
                    const int32_t repeatTimes, const UnaryRepeatParams& repeatParams,               \
                    jk::Site site = jk::here()) {                                                   \
     JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
-    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
-    const jk::rep::Mask m = jk::rep::mask_count(mask, jk::rep::per_repeat<T>(), #NAME, site);      \
-    jk::vops::unary_mask(#NAME, dst, src, m, repeatTimes, repeatParams, site,                      \
+    const jk::rep::MaskPlan mp =                                                                   \
+        jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTimes, #NAME, site);   \
+    jk::vops::unary_mask(#NAME, dst, src, mp, repeatParams, site,                                  \
                          [](T x) { return OP{}(x); });                                             \
   }                                                                                                \
   template <typename T, bool isSetMask = true>                                                     \
@@ -287,9 +293,9 @@ JK_VEC_BINARY(Min, jk::vops::MinOp, jk::vops::arith_ok_v<T>, "half, float, int16
                    const int32_t repeatTimes, const UnaryRepeatParams& repeatParams,               \
                    jk::Site site = jk::here()) {                                                   \
     JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
-    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
-    const jk::rep::Mask m = jk::rep::mask_bits(mask, jk::rep::per_repeat<T>(), #NAME, site);       \
-    jk::vops::unary_mask(#NAME, dst, src, m, repeatTimes, repeatParams, site,                      \
+    const jk::rep::MaskPlan mp =                                                                   \
+        jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTimes, #NAME, site);   \
+    jk::vops::unary_mask(#NAME, dst, src, mp, repeatParams, site,                                  \
                          [](T x) { return OP{}(x); });                                             \
   }
 
@@ -316,10 +322,10 @@ JK_VEC_UNARY(Relu, jk::vops::ReluOp, (jk::rep::is_float_like_v<T> || std::is_sam
                    uint64_t mask, const int32_t repeatTimes, const UnaryRepeatParams& repeatParams, \
                    jk::Site site = jk::here()) {                                                   \
     JK_VEC_STATIC_CHECK(jk::vops::arith_ok_v<T>, #NAME, "half, float, int16_t and int32_t");       \
-    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
-    const jk::rep::Mask m = jk::rep::mask_count(mask, jk::rep::per_repeat<T>(), #NAME, site);      \
+    const jk::rep::MaskPlan mp =                                                                   \
+        jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTimes, #NAME, site);   \
     const T s = scalarValue;                                                                       \
-    jk::vops::unary_mask(#NAME, dst, src, m, repeatTimes, repeatParams, site,                      \
+    jk::vops::unary_mask(#NAME, dst, src, mp, repeatParams, site,                                  \
                          [s](T x) { return OP{}(x, s); });                                         \
   }                                                                                                \
   template <typename T, bool isSetMask = true>                                                     \
@@ -327,10 +333,10 @@ JK_VEC_UNARY(Relu, jk::vops::ReluOp, (jk::rep::is_float_like_v<T> || std::is_sam
                    const uint64_t mask[], const int32_t repeatTimes,                               \
                    const UnaryRepeatParams& repeatParams, jk::Site site = jk::here()) {            \
     JK_VEC_STATIC_CHECK(jk::vops::arith_ok_v<T>, #NAME, "half, float, int16_t and int32_t");       \
-    jk::rep::require_set_mask<isSetMask>(#NAME, site);                                             \
-    const jk::rep::Mask m = jk::rep::mask_bits(mask, jk::rep::per_repeat<T>(), #NAME, site);       \
+    const jk::rep::MaskPlan mp =                                                                   \
+        jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTimes, #NAME, site);   \
     const T s = scalarValue;                                                                       \
-    jk::vops::unary_mask(#NAME, dst, src, m, repeatTimes, repeatParams, site,                      \
+    jk::vops::unary_mask(#NAME, dst, src, mp, repeatParams, site,                                  \
                          [s](T x) { return OP{}(x, s); });                                         \
   }
 
@@ -357,13 +363,16 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int
 
 namespace jkdetail {
 template <typename T>
-inline void dup_mask(const LocalTensor<T>& dst, T v, const jk::rep::Mask& m, int32_t repeat,
-                     uint16_t blk, uint16_t rep, jk::Site site) {
-  jk::rep::check_repeat(repeat, "Duplicate", site);
+inline void dup_mask(const LocalTensor<T>& dst, T v, const jk::rep::MaskPlan& mp, uint16_t blk,
+                     uint16_t rep, jk::Site site) {
   const jk::rep::Operand d = jk::rep::operand(dst, "dst", blk, rep, "Duplicate", site);
-  jk::rep::issue_v("Duplicate", sizeof(T), uint64_t(repeat), site);
-  const jk::rep::Walk wd(d, m, jk::rep::per_repeat<T>());
-  for (int32_t r = 0; r < repeat; ++r) jk::vops::dup_repeat<T>("Duplicate", d, wd, uint64_t(r), v, site);
+  jk::rep::issue_v("Duplicate", sizeof(T), mp.total(), site);
+  const jk::rep::Walk wd(d, mp.body, jk::rep::per_repeat<T>());
+  for (uint64_t r = 0; r < mp.repeats; ++r) jk::vops::dup_repeat<T>("Duplicate", d, wd, r, v, site);
+  if (mp.has_tail) {
+    const jk::rep::Walk td(d, mp.tail, jk::rep::per_repeat<T>());
+    jk::vops::dup_repeat<T>("Duplicate", d, td, mp.repeats, v, site);
+  }
 }
 }  // namespace jkdetail
 
@@ -372,9 +381,9 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t 
                       const int32_t repeatTimes, const uint16_t dstBlockStride,
                       const uint16_t dstRepeatStride, jk::Site site = jk::here()) {
   JK_VEC_STATIC_CHECK(jk::vops::dup_ok_v<T>, "Duplicate", "16-bit and 32-bit element types");
-  jk::rep::require_set_mask<isSetMask>("Duplicate", site);
-  const jk::rep::Mask m = jk::rep::mask_count(mask, jk::rep::per_repeat<T>(), "Duplicate", site);
-  jkdetail::dup_mask(dst, scalarValue, m, repeatTimes, dstBlockStride, dstRepeatStride, site);
+  const jk::rep::MaskPlan mp =
+      jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTimes, "Duplicate", site);
+  jkdetail::dup_mask(dst, scalarValue, mp, dstBlockStride, dstRepeatStride, site);
 }
 
 template <typename T, bool isSetMask = true>
@@ -382,9 +391,9 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const uin
                       const int32_t repeatTimes, const uint16_t dstBlockStride,
                       const uint16_t dstRepeatStride, jk::Site site = jk::here()) {
   JK_VEC_STATIC_CHECK(jk::vops::dup_ok_v<T>, "Duplicate", "16-bit and 32-bit element types");
-  jk::rep::require_set_mask<isSetMask>("Duplicate", site);
-  const jk::rep::Mask m = jk::rep::mask_bits(mask, jk::rep::per_repeat<T>(), "Duplicate", site);
-  jkdetail::dup_mask(dst, scalarValue, m, repeatTimes, dstBlockStride, dstRepeatStride, site);
+  const jk::rep::MaskPlan mp =
+      jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTimes, "Duplicate", site);
+  jkdetail::dup_mask(dst, scalarValue, mp, dstBlockStride, dstRepeatStride, site);
 }
 
 }  // namespace AscendC

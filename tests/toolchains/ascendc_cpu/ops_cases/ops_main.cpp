@@ -8,6 +8,7 @@
 //   fill NAME FILE             write the file's raw elements with SetValue
 //   dump NAME FILE             PipeBarrier<PIPE_ALL>, then GetValue every element into FILE
 //   stats                      print "STAT op pipe calls cycles" per op of the engine
+//   maskreg ...                SetMaskCount / SetMaskNorm / ResetMask / SetVectorMask
 //   call ...                   one API call, see dispatch() below
 // On misuse: prints one JSON line {"check", "file", "line", "message"} and exits 7.
 #include <cstdio>
@@ -82,6 +83,12 @@ void binary(const std::string& op, const Args& a) {
   }
   if (op == "Add" && form == "mask") {
     Add(d, x, y, U(a, 7), int32_t(I(a, 8)), bparams(a, 9));  // SITE:add-mask
+    return;
+  }
+  if (form == "reg") {  // isSetMask = false: the mask register; ... reg d a b R <6 strides>
+    if (op == "Add") Add<T, false>(d, x, y, MASK_PLACEHOLDER, int32_t(I(a, 7)), bparams(a, 8));
+    else if (op == "Mul") Mul<T, false>(d, x, y, MASK_PLACEHOLDER, int32_t(I(a, 7)), bparams(a, 8));
+    else std::exit(2);
     return;
   }
 #define JK_BIN(NAME)                                                                 \
@@ -243,7 +250,10 @@ void reduce(const std::string& api, const Args& a) {
     }
     return;
   }
-  if (form == "mask") {
+  if (form == "reg") {  // BRSUM DT reg d s R drep sblk srep (isSetMask = false)
+    BlockReduceSum<T, false>(d, s, int32_t(I(a, 5)), MASK_PLACEHOLDER, int32_t(I(a, 6)),
+                             int32_t(I(a, 7)), int32_t(I(a, 8)));
+  } else if (form == "mask") {
     BlockReduceSum(d, s, int32_t(I(a, 5)), int32_t(I(a, 6)), int32_t(I(a, 7)), int32_t(I(a, 8)),
                    int32_t(I(a, 9)));
   } else {
@@ -342,6 +352,15 @@ void run_line(const Args& a) {
       }
       std::ofstream(a.at(2), std::ios::binary).write(raw.data(), std::streamsize(raw.size()));
     }
+  } else if (cmd == "maskreg") {  // maskreg count | norm | reset | bits DT HI LO | len DT N
+    const std::string& what = a.at(1);
+    if (what == "count") SetMaskCount();
+    else if (what == "norm") SetMaskNorm();
+    else if (what == "reset") ResetMask();
+    else if (what == "bits" && a.at(2) == "f16") SetVectorMask<half>(U(a, 3), U(a, 4));
+    else if (what == "bits") SetVectorMask<float>(U(a, 3), U(a, 4));
+    else if (a.at(2) == "f16") SetVectorMask<half>(int32_t(I(a, 3)));
+    else SetVectorMask<float>(int32_t(I(a, 3)));
   } else if (cmd == "stats") {
     for (const auto& s : jk::eng().op_stats()) {
       std::printf("STAT %s %d %llu %llu\n", s.op.c_str(), int(s.pipe),
