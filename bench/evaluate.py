@@ -38,6 +38,14 @@ FAST = REPO / "tests" / "fixtures" / "kernels" / "fast_fused_blocked"
 STAGES = ("static_check", "compile", "functional", "simulate", "total")
 
 
+def open_tree(root: Path) -> None:
+    """World-readable, so the sandbox uid can read the candidates."""
+    for dirpath, _dirs, files in os.walk(root):
+        os.chmod(dirpath, 0o755)
+        for f in files:
+            os.chmod(os.path.join(dirpath, f), 0o644)
+
+
 def make_candidate(root: Path, name: str, variant: Path | None, tag: str) -> Path:
     dest = root / "candidates" / name
     shutil.copytree(load_operator().project_dir, dest, ignore=shutil.ignore_patterns("build"))
@@ -45,10 +53,7 @@ def make_candidate(root: Path, name: str, variant: Path | None, tag: str) -> Pat
         shutil.copytree(variant, dest, dirs_exist_ok=True)
     kernel = dest / "op_kernel" / "cmg_kernel.c"
     kernel.write_text(kernel.read_text() + f"\n/* bench candidate {tag} */\n")
-    for dirpath, _dirs, files in os.walk(root):
-        os.chmod(dirpath, 0o755)
-        for f in files:
-            os.chmod(os.path.join(dirpath, f), 0o644)
+    open_tree(root)
     return dest
 
 
@@ -148,10 +153,7 @@ def make_ascendc_candidate(root: Path, name: str, tag: str) -> Path:
     )
     kernel = dest / definition.build.kernel_source
     kernel.write_text(kernel.read_text() + f"\n// bench candidate {tag}\n")
-    for dirpath, _dirs, files in os.walk(root):
-        os.chmod(dirpath, 0o755)
-        for f in files:
-            os.chmod(os.path.join(dirpath, f), 0o644)
+    open_tree(root)
     return dest
 
 

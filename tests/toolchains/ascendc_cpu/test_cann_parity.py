@@ -22,14 +22,16 @@ from justkernel.workers.receipts import JobKind, Status
 from tests.toolchains.ascendc_cpu.ladder_support import toolchain
 from tests.toolchains.ascendc_cpu.toolchain_support import baseline_receipt
 from tests.toolchains.test_cann_project import make_toolkit
-from tests.toolchains.test_cann_toolchain import EXAMPLE, PATHS
+from tests.toolchains.test_cann_toolchain import BUILD_SH, EXAMPLE, PATHS
 from tests.workers.test_evaluator_shared import SMALL_CASE, fresh_dir, packs
 
 OFFICIAL = Path(__file__).resolve().parents[2] / "fixtures" / "official_template"
 OFFICIAL = OFFICIAL / "confusion_mul_grad"
 PRESETS = "CMakePresets.json"  # the cann toolchain points its copy at the toolkit (by design)
 
-CMAKE = """#!/bin/bash
+# The self-installing package the CANN toolchain tests' build.sh stand-in makes, reused.
+RUN_PACKAGE = BUILD_SH.split("<<'EOS'\n", 1)[1].split("EOS\n", 1)[0]
+CMAKE_TEMPLATE = """#!/bin/bash
 # Stand-in for cmake as msopgen's build.sh calls it: `--preset=default` records every file of
 # the project (build_out/ aside), `--build build_out --target package` makes the .run package.
 received="$(cd "$(dirname "$0")/.." && pwd)/received"
@@ -45,20 +47,13 @@ case "$1" in
     mkdir -p build_out/payload
     cp op_kernel/*.cpp build_out/payload/
     cat > build_out/custom_opp_ubuntu_x86_64.run <<'EOS'
-#!/bin/bash
-set -e
-here=$(cd "$(dirname "$0")" && pwd)
-for arg in "$@"; do case "$arg" in --install-path=*) dest="${arg#--install-path=}";; esac; done
-vendor="$dest/vendors/customize"
-mkdir -p "$vendor/op_api/lib" "$vendor/op_impl/ai_core/tbe/kernel"
-cp "$here"/payload/*.cpp "$vendor/op_impl/ai_core/tbe/kernel/"
-echo "SUCCESS: custom op package installed to $vendor"
-EOS
+{run_package}EOS
     exit 0;;
 esac
 echo "stand-in cmake: unexpected arguments $*" >&2
 exit 64
 """
+CMAKE = CMAKE_TEMPLATE.replace("{run_package}", RUN_PACKAGE)
 
 
 def standin_cann(root: Path) -> tuple[Path, Path]:

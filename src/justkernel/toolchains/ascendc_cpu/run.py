@@ -25,7 +25,8 @@ from pydantic import ValidationError
 from justkernel.operators import InputPack, OperatorDefinition, check_case_outputs
 from justkernel.settings import redaction
 from justkernel.toolchains.ascendc_cpu.library import CYCLE_MODEL
-from justkernel.toolchains.cpu_run import LogSink, Verdict
+from justkernel.toolchains.cpu_run import LogSink, Verdict, _stream_logs
+from justkernel.toolchains.cpu_run import classify as cpu_classify
 from justkernel.toolchains.cpu_sandbox import run_checked
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxResult, SandboxStatus
@@ -42,7 +43,7 @@ from justkernel.workers.receipts import (
 )
 
 HARNESS = "/sandbox/bin/harness"
-EXIT_USAGE, EXIT_BAD_CASE, EXIT_TILING, EXIT_OUTPUT, EXIT_MISUSE = 2, 3, 5, 6, 7
+EXIT_MISUSE = 7  # the other exit codes are the CPU harness's (operator.toml [harness])
 MISUSE_FILE, RUN_FILE, TRACE_FILE = "misuse.json", "run.json", "trace.json"
 MAX_MISUSE_BYTES = 64 << 10
 MAX_RUN_BYTES = 4 << 20
@@ -111,45 +112,20 @@ def read_pipeline(out_dir: Path) -> Pipeline:
         raise HarnessOutputError(f"run.json: not the harness's format ({exc!r})") from None
 
 
-def classify(r: SandboxResult, out_dir: Path) -> tuple[Verdict, Misuse | None]:
-    """Map a sandbox result and the harness exit code to a case outcome."""
-    if r.status is SandboxStatus.OK:
-        return Verdict(None), None
-    if r.status is SandboxStatus.SANDBOX_VIOLATION:
-        return Verdict(CaseOutcome.SANDBOX_VIOLATION, "; ".join(r.violations)), None
-    if r.status is SandboxStatus.TIMEOUT:
-        return Verdict(
-            CaseOutcome.TIMEOUT, f"wall clock limit ({r.wall_seconds:.1f} s)", False
-        ), None
-    if r.status is SandboxStatus.RESOURCE_LIMIT:
-        if r.resource == "cpu":
-            return Verdict(
-                CaseOutcome.TIMEOUT, f"CPU time limit ({r.cpu_seconds or 0:.1f} s)"
-            ), None
-        return Verdict(CaseOutcome.RESOURCE_LIMIT, f"{r.resource} limit"), None
-    if r.status is SandboxStatus.CRASHED:
-        return Verdict(CaseOutcome.CRASHED, f"killed by {r.signal_name}"), None
-    code = r.exit_code if r.exit_code is not None else -1
-    last = _last_line(r.stderr.text)
-    if code == EXIT_MISUSE:
+def classify(
+    r: SandboxResult, out_dir: Path, definition: OperatorDefinition
+) -> tuple[Verdict, Misuse | None]:
+    """Map a sandbox result and the harness exit code to a case outcome: exit 7 is this
+    harness's own (api_misuse, misuse.json); everything else means what it means for the CPU
+    harness (5 tiling rejected, 2/3 our fault, signals, limits: `cpu_run.classify`)."""
+    if r.status is SandboxStatus.NONZERO_EXIT and r.exit_code == EXIT_MISUSE:
         try:
             misuse = read_misuse(out_dir)
         except HarnessOutputError as exc:
             return Verdict(CaseOutcome.CRASHED, f"api_misuse without a usable record: {exc}"), None
         detail = f"{misuse.check} at {misuse.site()}: {misuse.message}"
         return Verdict(CaseOutcome.API_MISUSE, detail), misuse
-    if code == EXIT_TILING:
-        return Verdict(CaseOutcome.INCORRECT, f"tiling rejected the case: {last}"), None
-    if code == EXIT_OUTPUT:
-        return Verdict(CaseOutcome.CRASHED, f"the harness could not write outputs: {last}"), None
-    if code in (EXIT_USAGE, EXIT_BAD_CASE):
-        raise ToolchainError(f"the ascendc-cpu harness refused its own inputs ({code}): {last}")
-    return Verdict(CaseOutcome.CRASHED, f"exit {code}: {last}" if last else f"exit {code}"), None
-
-
-def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
+    return cpu_classify(r, definition), None
 
 
 def keep_whole(sink: LogSink, name: str, path: Path) -> LogRef | None:
@@ -164,14 +140,6 @@ def keep_whole(sink: LogSink, name: str, path: Path) -> LogRef | None:
     sink.folder.mkdir(parents=True, exist_ok=True)
     (sink.folder / digest).write_bytes(raw)
     return LogRef(name=name, sha256=digest, bytes=len(raw))
-
-
-def _stream_logs(logs: LogSink, label: str, r: SandboxResult) -> list[LogRef]:
-    refs = []
-    for name, stream in (("stdout", r.stdout), ("stderr", r.stderr)):
-        if stream.total_bytes:
-            refs.append(logs.put(f"{label}.{name}", stream.text, stream.truncated))
-    return refs
 
 
 @dataclass(frozen=True)
@@ -202,7 +170,7 @@ class CaseRunner:
     async def _judge(
         self, case_id: str, r: SandboxResult, out_dir: Path
     ) -> tuple[CaseResult, Verdict]:
-        verdict, misuse = classify(r, out_dir)
+        verdict, misuse = classify(r, out_dir, self.definition)
         result = CaseResult(
             case_id=case_id,
             outcome=verdict.outcome or CaseOutcome.PASSED,

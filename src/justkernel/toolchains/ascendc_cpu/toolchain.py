@@ -15,11 +15,11 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from justkernel.operators import InputPack, OperatorDefinition, load_operator
 from justkernel.toolchains.ascendc_cpu import library
@@ -299,23 +299,11 @@ class AscendcCpuToolchain:
         notify: Callable[[str], None],
         parallelism: int,
     ) -> tuple[list[CaseResult], list[Verdict]]:
-        """The chosen cases, `parallelism` at a time; after a case that hit a limit, the ones
-        not started yet are not run."""
-        gate = asyncio.Semaphore(max(1, parallelism))
-        stop = False
+        async def one(case_id: str) -> tuple[CaseResult, Verdict]:
+            notify(f"case {case_id}")
+            return await runner.functional(case_id)
 
-        async def one(case_id: str) -> tuple[CaseResult, Verdict | None]:
-            nonlocal stop
-            async with gate:
-                if stop:
-                    return not_run(case_id), None
-                notify(f"case {case_id}")
-                result, verdict = await runner.functional(case_id)
-                stop = stop or result.outcome in STOP_AFTER
-                return result, verdict
-
-        done = await asyncio.gather(*(one(c) for c in spec.case_ids))
-        return [r for r, _ in done], [v for _, v in done if v is not None]
+        return await _gated(spec.case_ids, one, not_run, lambda r: r.outcome, parallelism)
 
     async def _perf(
         self,
@@ -324,24 +312,46 @@ class AscendcCpuToolchain:
         notify: Callable[[str], None],
         parallelism: int,
     ) -> tuple[list[CycleResult], list[Verdict]]:
-        gate = asyncio.Semaphore(max(1, parallelism))
-        stop = False
+        async def one(case_id: str) -> tuple[CycleResult, Verdict]:
+            notify(f"simulate {case_id}")
+            return await runner.perf(case_id)
 
-        async def one(case_id: str) -> tuple[CycleResult, Verdict | None]:
-            nonlocal stop
-            async with gate:
-                if stop:
-                    skipped = not_run(case_id)
-                    return CycleResult(
-                        case_id=case_id, est_cycles=None, counters=None, check=skipped
-                    ), None
-                notify(f"simulate {case_id}")
-                result, verdict = await runner.perf(case_id)
-                stop = stop or result.check.outcome in STOP_AFTER
-                return result, verdict
+        def skipped(case_id: str) -> CycleResult:
+            return CycleResult(
+                case_id=case_id, est_cycles=None, counters=None, check=not_run(case_id)
+            )
 
-        done = await asyncio.gather(*(one(c) for c in spec.perf_case_ids))
-        return [r for r, _ in done], [v for _, v in done if v is not None]
+        return await _gated(
+            spec.perf_case_ids, one, skipped, lambda r: r.check.outcome, parallelism
+        )
+
+
+R = TypeVar("R")
+
+
+async def _gated(
+    case_ids: tuple[str, ...],
+    one: Callable[[str], Awaitable[tuple[R, Verdict]]],
+    skipped: Callable[[str], R],
+    outcome: Callable[[R], CaseOutcome],
+    parallelism: int,
+) -> tuple[list[R], list[Verdict]]:
+    """Cases `parallelism` at a time, results in case order; after a case that hit a limit
+    (STOP_AFTER), the ones not started yet are not run."""
+    gate = asyncio.Semaphore(max(1, parallelism))
+    stop = False
+
+    async def gated(case_id: str) -> tuple[R, Verdict | None]:
+        nonlocal stop
+        async with gate:
+            if stop:
+                return skipped(case_id), None
+            result, verdict = await one(case_id)
+            stop = stop or outcome(result) in STOP_AFTER
+            return result, verdict
+
+    done = await asyncio.gather(*(gated(c) for c in case_ids))
+    return [r for r, _ in done], [v for _, v in done if v is not None]
 
 
 def _report(out: BuildOutcome) -> CompileReport:
