@@ -38,7 +38,8 @@ def cases_binary() -> Path:
     out = Path(tempfile.mkdtemp(prefix="jk-engine-cases-")) / "cases"
     cmd = [gxx, "-std=c++17", "-O2", "-fno-strict-aliasing", "-Wall", "-Werror"]
     cmd += [f"-I{include_dir()}", CASES_SRC, "-o", str(out)]
-    subprocess.run(cmd, cwd=HERE, check=True, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{' '.join(cmd)}\n{done.stderr}"
     return out
 
 

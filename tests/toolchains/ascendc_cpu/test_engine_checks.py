@@ -45,7 +45,7 @@ MISUSE_CASES = (
     "params_out_of_range",
     "gm_hazard",  # MTE3 writes GM, MTE2 reads it back, no MTE3_MTE2
     "scalar_hazard",  # V writes UB, S reads it, no V_S
-    "sync_all_exchange",  # data passed between cores across SyncAll: said, not faked
+    "sync_all_exchange",  # cores one after another cannot pass data back across SyncAll: said
     "pipe_reset_kills_tensors",
     "pipe_barrier_s",  # a hardware error per the docs
     "nine_vecin_tensors",  # more tensors alive at one position than Atlas A2 allows
@@ -115,3 +115,19 @@ def test_without_hazard_checks_the_racy_kernel_passes_on_a_cpu() -> None:
     assert r["ysum"] == 2 * sum(X[:1024]) + untouched(1024)
     # other checks stay on
     assert run_case("ub_overflow", "--no-hazard-checks")["misuse"]["check"] == "ub_overflow"
+
+
+def test_side_by_side_cores_pass_data_across_sync_all() -> None:
+    # core b writes k*(b+1) for k < 8, SyncAll, core 0 sums all three cores' values into y
+    assert run_case("sync_all_reduce")["misuse"]["check"] == "unsupported_argument"
+    r = run_case("sync_all_reduce", "--threads")
+    assert r["misuse"] is None
+    assert r["y"] == [6.0 * k for k in range(8)]
+    assert run_case("sync_all_exchange", "--threads")["misuse"] is None
+
+
+def test_side_by_side_cores_still_report_races_and_misuse() -> None:
+    check, line = marked_site("cross_core_race")
+    m = run_case("cross_core_race", "--threads")["misuse"]
+    assert (m["check"], m["line"], m["block"]) == (check, line, 1)
+    assert run_case("ub_overflow", "--threads")["misuse"]["check"] == "ub_overflow"

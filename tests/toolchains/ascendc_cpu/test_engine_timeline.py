@@ -62,9 +62,27 @@ def test_flags_order_pipes_and_pipe_all_holds_the_scalar() -> None:
     assert run_case("flags_clean")["total"] == IN + V + OUT + 2 * 3
 
 
-@pytest.mark.parametrize("case", ["double_buffer", "pipeline_hazard", "cross_core_race"])
-def test_the_same_program_gives_the_same_numbers(case: str) -> None:
-    assert run_case(case) == run_case(case)
+def test_sync_all_releases_every_core_at_the_latest_arrival() -> None:
+    # core b moves b+1 tiles before SyncAll and one after: side by side, core 0 waits for core 1
+    seq = run_case("sync_all_timing")
+    assert [c["makespan"] for c in seq["cores"]] == [2 * IN, 3 * IN]
+    side = run_case("sync_all_timing", "--threads")
+    assert [c["makespan"] for c in side["cores"]] == [3 * IN, 3 * IN]
+    # without SyncAll, side by side is the same as one after another
+    assert run_case("two_cores", "--threads") == run_case("two_cores")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("double_buffer",),
+        ("pipeline_hazard",),
+        ("cross_core_race",),
+        ("sync_all_reduce", "--threads"),
+    ],
+)
+def test_the_same_program_gives_the_same_numbers(args: tuple[str, ...]) -> None:
+    assert run_case(*args) == run_case(*args)
 
 
 def test_scalar_issue_is_busy_time_on_the_s_lane() -> None:

@@ -29,12 +29,16 @@
 #pragma once
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 namespace jk {
@@ -207,12 +211,12 @@ struct Engine {
     block_idx_ = block_idx;
     block_num_ = block_num;
     in_core_ = true;
-    ++core_serial_;
+    core_serial_ = ++serial_counter_;
     epoch_ = 0;
     // Poison: UB holds garbage at core start; fill with 0xFF (NaN for floats) and mark unwritten.
-    std::memset(ub_.data(), 0xFF, ub_.size());
-    std::memset(init_.data(), 0, init_.size());
-    std::fill(ub_shadow_.begin(), ub_shadow_.end(), UbShadow{});
+    ub_.assign(soc_.ub_bytes + 64, 0xFF);
+    init_.assign(soc_.ub_bytes, 0);
+    ub_shadow_.assign((soc_.ub_bytes + 31) / 32, UbShadow{});
     for (int i = 0; i < kPipes; ++i) {
       vc_[i] = VClock{};
       free_[i] = 0;
@@ -347,10 +351,44 @@ struct Engine {
     const int i = static_cast<int>(p);
     free_[i] = std::max(free_[i], s_time_) + soc_.barrier_cycles;
   }
-  // SyncAll: a full barrier in this core, and a new phase for cross-core GM ordering.
+  // SyncAll: a full barrier in this core, and a new phase for cross-core GM ordering. Under
+  // run_blocks the core also waits for every other core to reach it: the cores of one phase run
+  // before any core of the next, and all leave the barrier at the latest arrival time.
   void sync_all(Site site) {
     barrier_all(site);
     ++epoch_;
+    if (sched_) sched_->arrive(*this, site);
+  }
+
+  // Runs blocks 0..n-1 as the hardware would run them side by side, as far as SyncAll is
+  // concerned: each block's body on a thread of its own, exactly one thread running at a time,
+  // in block order within each SyncAll phase (deterministic). Without SyncAll this is the
+  // same as begin_core / body / end_core per block. A misuse ends that block (first_misuse()
+  // has it); blocks already started still run (none may wait forever at a barrier), blocks not
+  // yet started are skipped. Any other exception must not leave `body` (std::terminate).
+  void run_blocks(uint32_t n, void (*body)(void* ctx, uint32_t block), void* ctx) {
+    Scheduler sched(n);
+    sched_ = &sched;
+    std::vector<std::thread> threads;
+    threads.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      threads.emplace_back([this, &sched, i, n, body, ctx]() {
+        sched.wait_turn(i);
+        begin_core(i, n);
+        try {
+          if (!has_misuse_) body(ctx, i);  // after a misuse, blocks not yet started are skipped
+        } catch (const Misuse&) {
+          // recorded; this block stops here
+        }
+        end_core();
+        sched.finish(*this, i);
+      });
+    }
+    sched.start();
+    for (auto& t : threads) t.join();
+    sched_ = nullptr;
+    std::stable_sort(cores_.end() - std::min<size_t>(cores_.size(), n), cores_.end(),
+                     [](const CoreStats& a, const CoreStats& b) { return a.block < b.block; });
   }
 
   // ---- UB allocation and queue slots (TPipe, TQue, TBuf) -------------------------------------
@@ -461,6 +499,133 @@ struct Engine {
     uint8_t w_pipe = 0;
     uint32_t r_id[kPipes] = {0, 0, 0, 0, 0, 0};
   };
+  struct Instr {
+    Site site;
+    const char* op;
+  };
+
+  // Everything that belongs to one core while it runs; swapped in and out under run_blocks.
+  struct CoreState {
+    std::vector<uint8_t> ub, init;
+    std::vector<UbShadow> ub_shadow;
+    VClock vc[kPipes];
+    uint64_t free[kPipes] = {0, 0, 0, 0, 0, 0};
+    uint32_t count[kPipes] = {0, 0, 0, 0, 0, 0};
+    uint64_t s_time = 0;
+    std::vector<Instr> sites[kPipes];
+    Pipe cur_pipe = Pipe::S;
+    uint32_t cur_id = 0;
+    bool has_cur_instr = false;
+    uint32_t block_idx = 0;
+    bool in_core = false;
+    uint32_t core_serial = 0;
+    uint32_t epoch = 0;
+    CoreStats cur;
+    std::vector<Snapshot> flags[kPipes * kPipes * 8];
+    std::vector<Slot> slots;
+    std::vector<QueueRec> queues;
+    uint64_t ub_top = 0;
+    void* tpipe = nullptr;
+    size_t issue_event = 0;
+    bool has_issue_event = false;
+  };
+  void swap_core(CoreState& c) {
+    using std::swap;
+    swap(ub_, c.ub);
+    swap(init_, c.init);
+    swap(ub_shadow_, c.ub_shadow);
+    for (int i = 0; i < kPipes; ++i) {
+      swap(vc_[i], c.vc[i]);
+      swap(free_[i], c.free[i]);
+      swap(count_[i], c.count[i]);
+      swap(sites_[i], c.sites[i]);
+    }
+    swap(s_time_, c.s_time);
+    swap(cur_pipe_, c.cur_pipe);
+    swap(cur_id_, c.cur_id);
+    swap(has_cur_instr_, c.has_cur_instr);
+    swap(block_idx_, c.block_idx);
+    swap(in_core_, c.in_core);
+    swap(core_serial_, c.core_serial);
+    swap(epoch_, c.epoch);
+    swap(cur_, c.cur);
+    for (size_t i = 0; i < kPipes * kPipes * 8; ++i) swap(flags_[i], c.flags[i]);
+    swap(slots_, c.slots);
+    swap(queues_, c.queues);
+    swap(ub_top_, c.ub_top);
+    swap(tpipe_, c.tpipe);
+    swap(issue_event_, c.issue_event);
+    swap(has_issue_event_, c.has_issue_event);
+  }
+
+  // The baton: which block's thread may run. Blocks run in order within a phase; a block that
+  // reaches SyncAll (or ends) hands over to the next block still in that phase; when none is
+  // left the phase is over, every waiting block is released at the latest arrival time.
+  struct Scheduler {
+    enum : uint8_t { kNotStarted, kRunnable, kAtBarrier, kDone };
+    explicit Scheduler(uint32_t n) : state(n, kNotStarted), saved(n) {}
+    std::mutex m;
+    std::condition_variable cv;
+    int turn = -1;
+    std::vector<uint8_t> state;
+    std::vector<CoreState> saved;
+    uint64_t release = 0;
+    uint64_t latest = 0;
+
+    void start() {
+      std::lock_guard<std::mutex> g(m);
+      if (!state.empty()) turn = 0;
+      cv.notify_all();
+    }
+    void wait_turn(uint32_t i) {
+      std::unique_lock<std::mutex> g(m);
+      cv.wait(g, [&] { return turn == static_cast<int>(i); });
+    }
+    // The next block to run after `i` gives up the baton (engine state already saved).
+    int next_after(uint32_t i) {
+      const uint32_t n = static_cast<uint32_t>(state.size());
+      for (uint32_t j = i + 1; j < n; ++j)
+        if (state[j] == kNotStarted || state[j] == kRunnable) return static_cast<int>(j);
+      // phase over: release the blocks waiting at the barrier, first one first
+      release = latest;
+      latest = 0;
+      int first = -1;
+      for (uint32_t j = 0; j < n; ++j)
+        if (state[j] == kAtBarrier) {
+          state[j] = kRunnable;
+          if (first < 0) first = static_cast<int>(j);
+        }
+      return first;
+    }
+    void hand_over(Engine& e, uint32_t i) {
+      e.swap_core(saved[i]);  // park this block's state
+      const int nx = next_after(i);
+      if (nx >= 0) e.swap_core(saved[static_cast<size_t>(nx)]);
+      turn = nx;
+      cv.notify_all();
+    }
+    void arrive(Engine& e, Site site) {
+      (void)site;
+      const uint32_t i = e.block_idx_;
+      std::unique_lock<std::mutex> g(m);
+      state[i] = kAtBarrier;
+      latest = std::max(latest, e.now_max());
+      hand_over(e, i);
+      cv.wait(g, [&] { return turn == static_cast<int>(i); });
+      // every block has reached this barrier: leave it together
+      const uint64_t t = release + e.soc_.barrier_cycles;
+      for (int p = 0; p < kPipes; ++p) e.free_[p] = std::max(e.free_[p], t);
+      e.s_time_ = std::max(e.s_time_, t);
+    }
+    void finish(Engine& e, uint32_t i) {
+      std::unique_lock<std::mutex> g(m);
+      state[i] = kDone;
+      hand_over(e, i);
+    }
+  };
+  Scheduler* sched_ = nullptr;
+  uint32_t serial_counter_ = 0;
+
   // Per-32-byte GM block of a writable buffer. Intra-core fields are valid when stamp matches the
   // running core; cross-core fields persist over the run.
   struct GmShadow {
@@ -538,10 +703,6 @@ struct Engine {
     op_keys_.push_back(op);
   }
 
-  struct Instr {
-    Site site;
-    const char* op;
-  };
   Instr instr(Pipe p, uint32_t id) const {
     const auto& v = sites_[static_cast<int>(p)];
     if (id == 0 || id > v.size()) return Instr{Site{"?", 0}, "?"};
@@ -713,8 +874,8 @@ struct Engine {
         misuse("unsupported_argument", site,
                "core " + std::to_string(block_idx_) + " touches " + where() + " that core " +
                    std::to_string(s.w_core - 1) +
-                   " writes after a later SyncAll: data exchange across SyncAll between cores is "
-                   "not modelled (cores run one after another)");
+                   " writes after a later SyncAll: passing data between cores across SyncAll needs "
+                   "the cores run side by side (Engine::run_blocks), not one after another");
     }
     if (write && s.r_min && (s.r_min != me || s.r_max != me) && (s.r_mask & mask)) {
       const int16_t other = s.r_min != me ? s.r_min : s.r_max;
@@ -726,8 +887,8 @@ struct Engine {
         misuse("unsupported_argument", site,
                "core " + std::to_string(block_idx_) + " writes " + where() + " that core " +
                    std::to_string(other - 1) +
-                   " reads after a later SyncAll: data exchange across SyncAll between cores is "
-                   "not modelled (cores run one after another)");
+                   " reads after a later SyncAll: passing data between cores across SyncAll needs "
+                   "the cores run side by side (Engine::run_blocks), not one after another");
     }
   }
 

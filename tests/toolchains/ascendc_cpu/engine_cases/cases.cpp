@@ -61,6 +61,19 @@ void Duplicate_free_fill(const LocalTensor<T>& t, jk::Site site = jk::here()) {
   for (uint32_t i = 0; i < t.GetSize(); ++i) t.jk_data()[i] = static_cast<T>(i);
 }
 
+// sum += src on V (in place on sum).
+template <typename T>
+void TestAdd(const LocalTensor<T>& sum, const LocalTensor<T>& src, uint32_t count,
+             jk::Site site = jk::here()) {
+  auto& e = jk::eng();
+  const uint32_t bytes = count * sizeof(T);
+  e.issue(jk::Pipe::V, "TestAdd", 10 + (bytes + 255) / 256 * 2, site);
+  src.jk_read(0, bytes, site);
+  sum.jk_read(0, bytes, site);
+  sum.jk_write(0, bytes, site);
+  for (uint32_t i = 0; i < count; ++i) sum.jk_data()[i] += src.jk_data()[i];
+}
+
 constexpr uint32_t kTile = 1024;  // floats per tile: 4096 bytes = 228 cycles of MTE2 or MTE3
 constexpr uint32_t kTiles = 4;
 constexpr uint32_t kN = kTile * kTiles;
@@ -489,6 +502,60 @@ void pipe_reset_kills_tensors(const Gm&) {
   t.SetValue(1, 1.0f);  // MISUSE queue_use_after_free
 }
 
+// Multi-core reduction through GM: core b writes 8 floats k*(b+1) to z, SyncAll, core 0 sums
+// every core's 8 into y. Needs the cores to run side by side (run_blocks).
+void sync_all_reduce(const Gm& g) {
+  TPipe pipe;
+  TQue<QuePosition::VECOUT, 1> qout;
+  TQue<QuePosition::VECIN, 1> qin;
+  TBuf<TPosition::VECCALC> acc;
+  pipe.InitBuffer(qout, 1, 256);
+  pipe.InitBuffer(qin, 1, 256);
+  pipe.InitBuffer(acc, 256);
+  GlobalTensor<float> yg, zg;
+  yg.SetGlobalBuffer((__gm__ float*)g.y, kN);
+  zg.SetGlobalBuffer((__gm__ float*)g.z, kN);
+  const uint32_t b = static_cast<uint32_t>(GetBlockIdx());
+  const uint32_t n = static_cast<uint32_t>(GetBlockNum());
+  LocalTensor<float> o = qout.AllocTensor<float>();
+  Duplicate_free_fill(o);
+  TestScale(o, o, static_cast<float>(b + 1), 8);
+  qout.EnQue(o);
+  LocalTensor<float> c = qout.DeQue<float>();
+  DataCopy(zg[8 * b], c, 8);
+  qout.FreeTensor(c);
+  SyncAll();
+  if (b != 0) return;
+  LocalTensor<float> sum = acc.Get<float>();
+  Duplicate_free_fill(sum);
+  TestScale(sum, sum, 0.0f, 8);
+  for (uint32_t k = 0; k < n; ++k) {
+    LocalTensor<float> a = qin.AllocTensor<float>();
+    DataCopy(a, zg[8 * k], 8);
+    qin.EnQue(a);
+    LocalTensor<float> d = qin.DeQue<float>();
+    TestAdd(sum, d, 8);
+    qin.FreeTensor(d);
+  }
+  SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  DataCopy(yg, sum, 8);
+}
+
+// Core b moves b+1 tiles before SyncAll and one after: every core leaves the barrier when the
+// slowest arrives.
+void sync_all_timing(const Gm& g) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> tb;
+  pipe.InitBuffer(tb, kTile * sizeof(float));
+  LocalTensor<float> a = tb.Get<float>();
+  GlobalTensor<float> xg;
+  xg.SetGlobalBuffer((__gm__ float*)g.x, kN);
+  for (int64_t i = 0; i <= GetBlockIdx(); ++i) DataCopy(a, xg, kTile);
+  SyncAll();
+  DataCopy(a, xg, kTile);
+}
+
 void pipe_barrier_s(const Gm&) {
   PipeBarrier<PIPE_V>();
   PipeBarrier<PIPE_S>();  // MISUSE unsupported_argument
@@ -564,6 +631,8 @@ std::map<std::string, Case> cases() {
       {"catch_all_hides_nothing", {catch_all_hides_nothing, 1}},
       {"pad_tail_poison", {pad_tail_poison, 1}},
       {"pipe_barrier_s", {pipe_barrier_s, 1}},
+      {"sync_all_reduce", {sync_all_reduce, 3}},
+      {"sync_all_timing", {sync_all_timing, 2}},
       {"nine_vecin_tensors", {nine_vecin_tensors, 1}},
       {"rounded_buffer", {rounded_buffer, 1}},
       {"params_strided", {params_strided, 1}},
@@ -593,10 +662,12 @@ int main(int argc, char** argv) {
   if (argc < 2) return 2;
   const std::string name = argv[1];
   bool no_hazards = false;
+  bool threads = false;  // run the blocks side by side (Engine::run_blocks)
   uint32_t issue = 0;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--no-hazard-checks") no_hazards = true;
+    if (a == "--threads") threads = true;
     if (a.rfind("--issue=", 0) == 0) issue = static_cast<uint32_t>(std::stoul(a.substr(8)));
   }
   auto all = cases();
@@ -618,7 +689,20 @@ int main(int argc, char** argv) {
   g.z = reinterpret_cast<GM_ADDR>(e.gm_register("output1", reinterpret_cast<uint8_t*>(z.data()),
                                                 kN * 4, true));
   bool thrown = false;
-  for (uint32_t b = 0; b < it->second.blocks && !thrown; ++b) {
+  if (threads) {
+    struct Ctx {
+      Gm* g;
+      Case* c;
+    } ctx{&g, &it->second};
+    e.run_blocks(
+        it->second.blocks,
+        [](void* p, uint32_t) {
+          auto* cx = static_cast<Ctx*>(p);
+          cx->c->kernel(*cx->g);
+        },
+        &ctx);
+  }
+  for (uint32_t b = 0; !threads && b < it->second.blocks && !thrown; ++b) {
     e.begin_core(b, it->second.blocks);
     g.block = b;
     try {
@@ -679,7 +763,9 @@ int main(int argc, char** argv) {
     }
     std::printf("}");
   }
-  std::printf("], \"trace_events\": %zu, \"ysum\": %.1f, \"zsum\": %.1f, \"y5\": %.1f}\n",
-              e.trace().size(), ysum, zsum, static_cast<double>(y[5]));
+  std::printf("], \"trace_events\": %zu, \"ysum\": %.1f, \"zsum\": %.1f, \"y\": [",
+              e.trace().size(), ysum, zsum);
+  for (int i = 0; i < 8; ++i) std::printf("%s%.1f", i ? ", " : "", static_cast<double>(y[i]));
+  std::printf("]}\n");
   return 0;
 }
