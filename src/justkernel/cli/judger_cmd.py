@@ -94,8 +94,9 @@ def pending(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
     async def go() -> list[Any]:
         async with lab_context(settings_or_exit()) as lab:
             await lab.runs.get(run_id)
-            store = lab.candidates
-            return await store.list(run_id, status="awaiting_approval")
+            from justkernel.core.statuses import CandidateStatus
+
+            return await lab.candidates.list(run_id, status=CandidateStatus.AWAITING_APPROVAL)
 
     table = Table(title=f"awaiting approval in {run_id}")
     for column in ("candidate", "team", "est. cycles", "local precision", "source SHA-256"):
@@ -127,8 +128,7 @@ def _decide(run_id: str, candidate_id: str, decision: str) -> None:
             run = await lab.runs.get(run_id)
             if run.read_only:
                 fail(f"run {run_id} is a read-only {run.mode}")
-            store = lab.candidates
-            return await decide(lab, store, run_id, candidate_id, decision, "cli")
+            return await decide(lab, lab.candidates, run_id, candidate_id, decision, "cli")
 
     event = _guard(go)
     console.print(f"{candidate_id}: {decision} (event {event['seq']} in {run_id})")

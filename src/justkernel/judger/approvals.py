@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from justkernel.core.events.collab import JudgerApproval
+from justkernel.core.statuses import CandidateStatus
 from justkernel.lab import Lab
 from justkernel.store.candidates import CandidateStore
 
@@ -35,8 +36,12 @@ async def decide(
         cand = await candidates.get(run_id, candidate_id)
     except LookupError:
         raise DecisionRefused(f"no candidate {candidate_id!r} in run {run_id}") from None
-    status = "approved_pending" if decision == "approved" else "rejected"
-    if not await candidates.transition(run_id, candidate_id, "awaiting_approval", status):
+    status = (
+        CandidateStatus.APPROVED_PENDING if decision == "approved" else CandidateStatus.REJECTED
+    )
+    if not await candidates.transition(
+        run_id, candidate_id, CandidateStatus.AWAITING_APPROVAL, status
+    ):
         current = (await candidates.get(run_id, candidate_id)).status
         raise DecisionRefused(f"{cand.id} is {current}, not awaiting approval")
     event = await lab.events.append(

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from justkernel.a2a.policies import DEFAULT_POLICY, SharingPolicy, shares_publicly
+from justkernel.core.statuses import SubmissionStatus
 from justkernel.evaluation.protocol import OfficialResult
 
 Known = Sequence[tuple[str, Mapping[str, Any]]]  # (team, recorded result) of earlier results
@@ -47,7 +48,7 @@ def seen_by(data: Mapping[str, Any], earlier: Known, teams: set[str]) -> dict[st
     """`data` (a recorded result) as a team that knows only `teams`' earlier results sees it:
     each point's best time among them and this one, and whether it beats their best pass."""
     known = [result for team, result in earlier if team in teams]
-    passes = [r["prof_sum_us"] for r in known if r.get("status") == "official_pass"]
+    passes = [r["prof_sum_us"] for r in known if r.get("status") == SubmissionStatus.OFFICIAL_PASS]
     best_prof = min((p for p in passes if p is not None), default=None)
     prof = data.get("prof_sum_us")
     best: dict[str, float] = {}
@@ -60,7 +61,7 @@ def seen_by(data: Mapping[str, Any], earlier: Known, teams: set[str]) -> dict[st
         **data,
         "points": [{**p, "best_time_us": best.get(p["id"])} for p in data["points"]],
         "sota_changed": bool(
-            data.get("status") == "official_pass"
+            data.get("status") == SubmissionStatus.OFFICIAL_PASS
             and prof is not None
             and (best_prof is None or prof < best_prof)
         ),
