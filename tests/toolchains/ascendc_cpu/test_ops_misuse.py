@@ -94,6 +94,23 @@ def test_masked_off_lanes_are_not_read() -> None:
     assert res.misuse["check"] == "ub_uninitialised_read"
 
 
+def test_vector_writes_reach_the_hazard_checks_block_by_block() -> None:
+    # V writes floats 8..63 (lanes 0..7 masked off); a scalar read of float 0 (untouched block)
+    # needs no sync, a read of float 8 without WaitFlag<V_S> / PipeBarrier is a pipeline hazard
+    # that names the reading line and the Add.
+    s = Script().alloc("a", "f32", 64, np.ones(64)).alloc("d", "f32", 64, np.zeros(64))
+    s.call(
+        "BIN", "Add", "f32", "bits", "d", "a", "a", 0xFFFF_FFFF_FFFF_FF00, 0, 1, 1, 1, 1, 8, 8, 8
+    )
+    s.lines.append("peek d 0")
+    assert run_ok(s).misuse is None
+    s.lines.append("peek d 8")
+    res = s.run()
+    assert res.misuse["check"] == "pipeline_hazard"
+    assert res.misuse["line"] == site_line("peek")
+    assert "V (Add) wrote" in res.misuse["message"]
+
+
 def test_a_count_past_the_tensor_is_out_of_bounds() -> None:
     res = add_script("f32", 256).call("BIN", "Add", "f32", "count", "d", "a", "a", 300).run()
     assert_misuse(res, "ub_out_of_bounds", "add-count")

@@ -9,6 +9,7 @@
 //   dump NAME FILE             PipeBarrier<PIPE_ALL>, then GetValue every element into FILE
 //   stats                      print "STAT op pipe calls cycles" per op of the engine
 //   maskreg ...                SetMaskCount / SetMaskNorm / ResetMask / SetVectorMask
+//   peek NAME K                GetValue(K) on S with no barrier (a V write before it is a hazard)
 //   call ...                   one API call, see dispatch() below
 // On misuse: prints one JSON line {"check", "file", "line", "message"} and exits 7.
 #include <cstdio>
@@ -352,6 +353,10 @@ void run_line(const Args& a) {
       }
       std::ofstream(a.at(2), std::ios::binary).write(raw.data(), std::streamsize(raw.size()));
     }
+  } else if (cmd == "peek") {  // peek NAME K: GetValue(K) with NO barrier (hazard checks)
+    const Buf& b = g_bufs.at(a.at(1));
+    const float v = b.t.GetValue(uint32_t(std::stoul(a.at(2))));  // SITE:peek
+    std::printf("PEEK %g\n", double(v));
   } else if (cmd == "maskreg") {  // maskreg count | norm | reset | bits DT HI LO | len DT N
     const std::string& what = a.at(1);
     if (what == "count") SetMaskCount();
