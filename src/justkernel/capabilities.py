@@ -284,6 +284,7 @@ def suite_needs() -> tuple[str, ...]:
         "git",
         "uv",
         "root",
+        "ascendc-cpu",
     )
 
 
