@@ -369,23 +369,38 @@ struct Engine {
   void run_blocks(uint32_t n, void (*body)(void* ctx, uint32_t block), void* ctx) {
     Scheduler sched(n);
     sched_ = &sched;
-    std::vector<std::thread> threads;
-    threads.reserve(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      threads.emplace_back([this, &sched, i, n, body, ctx]() {
-        sched.wait_turn(i);
-        begin_core(i, n);
-        try {
-          if (!has_misuse_) body(ctx, i);  // after a misuse, blocks not yet started are skipped
-        } catch (const Misuse&) {
-          // recorded; this block stops here
-        }
-        end_core();
-        sched.finish(*this, i);
-      });
+    auto worker = [this, &sched, n, body, ctx](uint32_t i) {
+      sched.wait_turn(i);
+      begin_core(i, n);
+      try {
+        if (!has_misuse_) body(ctx, i);  // after a misuse, blocks not yet started are skipped
+      } catch (const Misuse&) {
+        // recorded; this block stops here
+      }
+      end_core();
+      sched.finish(*this, i);
+    };
+    // A block's thread is created when its turn first comes: without SyncAll at most two
+    // threads exist at a time; with it, one per block waiting at the barrier.
+    std::vector<std::thread> threads(n);
+    {
+      std::unique_lock<std::mutex> g(sched.m);
+      sched.turn = n ? 0 : -1;
+      for (;;) {
+        sched.cv.wait(g, [&] {
+          return sched.turn < 0 ||
+                 sched.state[static_cast<size_t>(sched.turn)] == Scheduler::kNotStarted;
+        });
+        if (sched.turn < 0) break;
+        const uint32_t j = static_cast<uint32_t>(sched.turn);
+        sched.state[j] = Scheduler::kRunnable;
+        g.unlock();
+        threads[j] = std::thread(worker, j);
+        g.lock();
+      }
     }
-    sched.start();
-    for (auto& t : threads) t.join();
+    for (auto& t : threads)
+      if (t.joinable()) t.join();
     sched_ = nullptr;
     std::stable_sort(cores_.end() - std::min<size_t>(cores_.size(), n), cores_.end(),
                      [](const CoreStats& a, const CoreStats& b) { return a.block < b.block; });
@@ -572,11 +587,6 @@ struct Engine {
     uint64_t release = 0;
     uint64_t latest = 0;
 
-    void start() {
-      std::lock_guard<std::mutex> g(m);
-      if (!state.empty()) turn = 0;
-      cv.notify_all();
-    }
     void wait_turn(uint32_t i) {
       std::unique_lock<std::mutex> g(m);
       cv.wait(g, [&] { return turn == static_cast<int>(i); });
