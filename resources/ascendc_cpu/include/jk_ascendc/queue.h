@@ -103,6 +103,26 @@ class TQueBind {
 
   template <typename T>
   bool EnQue(const LocalTensor<T>& t, jk::Site site = jk::here()) {
+    auto& q = jk_queue(site, "EnQue");
+    return jk_enque(t, q.synced, q.producer, site);
+  }
+  // EnQue/DeQue naming the user positions of this hop (TQueBind buffer reuse, 07_0141):
+  // EnQue<GM, VECIN> is MTE2's signal, DeQue<GM, VECIN> V's wait; <VECOUT, GM> is V -> MTE3.
+  template <TPosition S2, TPosition D2, typename T>
+  bool EnQue(const LocalTensor<T>& t, jk::Site site = jk::here()) {
+    jk::Pipe prod = jk::Pipe::MTE2, cons = jk::Pipe::V;
+    const bool synced = jk_detail::producer_consumer(S2, D2, prod, cons);
+    return jk_enque(t, synced, prod, site);
+  }
+  template <TPosition S2, TPosition D2, typename T>
+  LocalTensor<T> DeQue(jk::Site site = jk::here()) {
+    jk::Pipe prod = jk::Pipe::MTE2, cons = jk::Pipe::V;
+    const bool synced = jk_detail::producer_consumer(S2, D2, prod, cons);
+    return jk_deque<T>(synced, cons, site);
+  }
+
+  template <typename T>
+  bool jk_enque(const LocalTensor<T>& t, bool synced, jk::Pipe producer, jk::Site site) {
     auto& e = jk::eng();
     auto& q = jk_queue(site, "EnQue");
     auto& s = jk_owned(t, site, "EnQue");
@@ -114,7 +134,7 @@ class TQueBind {
                  "EnQue onto a queue already holding depth=" + std::to_string(DEPTH) +
                      " tensors: EnQue returns false and the tensor is never dequeued");
     jk_tick(site);
-    if (q.synced) s.enq_snap = e.snapshot(q.producer, site);
+    if (synced) s.enq_snap = e.snapshot(producer, site);
     s.state = jk::Engine::kQueued;
     q.fifo.push_back(static_cast<uint32_t>(t.jk_slot_));
     return true;
@@ -122,6 +142,11 @@ class TQueBind {
 
   template <typename T>
   LocalTensor<T> DeQue(jk::Site site = jk::here()) {
+    auto& q = jk_queue(site, "DeQue");
+    return jk_deque<T>(q.synced, q.consumer, site);
+  }
+  template <typename T>
+  LocalTensor<T> jk_deque(bool synced, jk::Pipe consumer, jk::Site site) {
     auto& e = jk::eng();
     auto& q = jk_queue(site, "DeQue");
     if (q.queued() == 0)
@@ -135,7 +160,7 @@ class TQueBind {
       q.head = 0;
     }
     auto& s = e.slots()[si];
-    if (q.synced) e.wait_on(q.consumer, s.enq_snap);
+    if (synced) e.wait_on(consumer, s.enq_snap);
     s.state = jk::Engine::kDequeued;
     LocalTensor<T> t;
     t.jk_off_ = s.offset;
