@@ -83,12 +83,13 @@ def undefined_symbols(elf: elf_read.Elf) -> list[str]:
 
 
 # -- the byte scan, minus compiler layout ------------------------------------------------------
-# C++ kernels are large: a `jae` 1295 bytes ahead is `0f 83 0f 05 00 00`, and `mov %ecx,%ebp`
-# before `cmpb $0,...(%rdi)` is `89 cd 80 ...`: the CPU toolchain's every-offset scan refuses
-# the baseline itself (in the library's inline code). In a linear disassembly a hit is let
-# through when it lies wholly inside a relative jump's displacement, or when it spans two
-# instructions and the first has no immediate or displacement (its tail is an opcode or ModRM
-# byte the compiler chose). Every other hit refuses the object: a real `syscall`, and the hidden
+# C++ kernels are large: a `jae` 1295 bytes ahead is `0f 83 0f 05 00 00`, `mov %ecx,%ebp`
+# before `cmpb $0,...(%rdi)` is `89 cd 80 ...`, and as linked `lea 0x340f(%rip),%rax` holds
+# `0f 34`: the CPU toolchain's every-offset scan refuses the baseline itself. In a linear
+# disassembly a hit is let through when it lies wholly inside the displacement of a relative
+# jump or call or of a %rip-relative operand (no immediate), or when it spans two instructions
+# and the first has no immediate or displacement (its tail is an opcode or ModRM byte the
+# compiler chose). Every other hit refuses the object: a real `syscall`, and the hidden
 # forms, an immediate (`movl $0xc3050f,%eax`) or displacement holding the bytes, or an
 # immediate tail followed by a chosen opcode.
 _INSN = re.compile(r"^\s*([0-9a-f]+):\t((?:[0-9a-f]{2} )+)\s*\t?(\S*)\s*(.*)$")
@@ -119,25 +120,36 @@ def _layout(insns: list[tuple[int, int, str, str]], at: int, size: int) -> bool:
         end = addr + length
         if not addr <= at < end:
             continue
-        if at + size <= end:  # inside one instruction
-            return at > addr and bool(_REL_BRANCH.match(mnemonic))
-        target = operands.split("<")[0]  # objdump's symbol comment is not an operand
+        target = operands.split("#")[0].split("<")[0]  # objdump's comments are not operands
+        if at + size <= end:  # inside one instruction: a branch or %rip-relative displacement
+            relative = bool(_REL_BRANCH.match(mnemonic)) or (
+                "(%rip)" in target and "$" not in target
+            )
+            return at > addr and relative
         spans_next = i + 1 < len(insns) and insns[i + 1][0] == end
         return spans_next and not _CHOSEN.search(target)
     return False
 
 
 def _real_hits(
-    path: Path, elf: Elf, data: bytes, base: int, section: str | None
+    path: Path,
+    elf: Elf,
+    data: bytes,
+    base: int,
+    section: str | None,
+    code_start: int | None = None,
 ) -> dict[tuple[str, str], list[int]]:
-    """The forbidden encodings in `data` (loaded at `base`) that are not branch layout."""
+    """The forbidden encodings in `data` (loaded at `base`) that are not compiler layout.
+    The disassembly starts at `code_start` (default `base`), an instruction boundary: a
+    context byte before the section is never decoded as the start of an instruction."""
     hits = _hits(elf.machine, data)
     if not hits or elf.machine != elf_read.EM_X86_64:
         return hits
-    insns = _instructions(path, base, base + len(data), section)
+    start = base if code_start is None else code_start
+    insns = _instructions(path, start, base + len(data), section)
     kept: dict[tuple[str, str], list[int]] = {}
     for key, offsets in hits.items():
-        size = 2 if len(key[0]) < 60 else 16  # the 2-byte instructions; the valgrind request
+        size = 16 if "valgrind" in key[0] else 2  # the client request; the 2-byte instructions
         for off in offsets:
             if not _layout(insns, base + off, size):
                 kept.setdefault(key, []).append(off)
@@ -172,7 +184,7 @@ def linked_code(exe: Path, link_map: Path, user: dict[str, Path]) -> tuple[str, 
             if off is None:
                 continue
             lo, hi = max(seg.offset, off - 1), min(seg.offset + seg.filesz, off + size + 1)
-            hits = _real_hits(exe, elf, elf.data[lo:hi], addr - (off - lo), None)
+            hits = _real_hits(exe, elf, elf.data[lo:hi], addr - (off - lo), None, addr)
             problems += _describe(f"{obj}: section {section}, as linked,", hits, off - lo)
     return tuple(problems)
 
