@@ -243,20 +243,20 @@ inline CountPlan plan_count(int64_t count, uint32_t lanes, const char* api, Site
 // this register (its mask argument is MASK_PLACEHOLDER); with isSetMask = true it writes its own
 // mask into the register, which in Counter mode would be read as an element COUNT: the pages
 // require SetMaskNorm after Counter-mode use, so that case is `unsupported_argument`.
-// One register per core: it starts as Normal mode, all lanes, when a core starts.
+// One register per core (blocks may interleave at SyncAll): Normal mode, all lanes, at start.
 struct MaskReg {
-  const Engine* engine;
-  uint32_t block;
+  const Engine* engine;  // the run this entry belongs to (nullptr: never used)
   bool counter;
   uint64_t hi, lo;
 };
-inline MaskReg g_mask_reg = {nullptr, 0, false, ~0ull, ~0ull};
+constexpr uint32_t kMaskRegs = 256;  // block indexes beyond share the last entry
+inline MaskReg g_mask_regs[kMaskRegs] = {};  // zero-initialised: no dynamic initialiser
 
 inline MaskReg& mask_reg() {
-  if (g_mask_reg.engine != g_engine || g_mask_reg.block != eng().block_idx()) {
-    g_mask_reg = MaskReg{g_engine, eng().block_idx(), false, ~0ull, ~0ull};
-  }
-  return g_mask_reg;
+  const uint32_t b = eng().block_idx();
+  MaskReg& reg = g_mask_regs[b < kMaskRegs ? b : kMaskRegs - 1];
+  if (reg.engine != g_engine) reg = MaskReg{g_engine, false, ~0ull, ~0ull};
+  return reg;
 }
 
 // Which mask each repeat of one high-dimension instruction uses: `repeats` repeats under `body`,
