@@ -29,15 +29,12 @@
 #pragma once
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -357,54 +354,12 @@ struct Engine {
   void sync_all(Site site) {
     barrier_all(site);
     ++epoch_;
-    if (sched_) sched_->arrive(*this, site);
+    if (barrier_hook_) barrier_hook_(barrier_ctx_, site);
   }
 
-  // Runs blocks 0..n-1 as the hardware would run them side by side, as far as SyncAll is
-  // concerned: each block's body on a thread of its own, exactly one thread running at a time,
-  // in block order within each SyncAll phase (deterministic). Without SyncAll this is the
-  // same as begin_core / body / end_core per block. A misuse ends that block (first_misuse()
-  // has it); blocks already started still run (none may wait forever at a barrier), blocks not
-  // yet started are skipped. Any other exception must not leave `body` (std::terminate).
-  void run_blocks(uint32_t n, void (*body)(void* ctx, uint32_t block), void* ctx) {
-    Scheduler sched(n);
-    sched_ = &sched;
-    auto worker = [this, &sched, n, body, ctx](uint32_t i) {
-      sched.wait_turn(i);
-      begin_core(i, n);
-      try {
-        if (!has_misuse_) body(ctx, i);  // after a misuse, blocks not yet started are skipped
-      } catch (const Misuse&) {
-        // recorded; this block stops here
-      }
-      end_core();
-      sched.finish(*this, i);
-    };
-    // A block's thread is created when its turn first comes: without SyncAll at most two
-    // threads exist at a time; with it, one per block waiting at the barrier.
-    std::vector<std::thread> threads(n);
-    {
-      std::unique_lock<std::mutex> g(sched.m);
-      sched.turn = n ? 0 : -1;
-      for (;;) {
-        sched.cv.wait(g, [&] {
-          return sched.turn < 0 ||
-                 sched.state[static_cast<size_t>(sched.turn)] == Scheduler::kNotStarted;
-        });
-        if (sched.turn < 0) break;
-        const uint32_t j = static_cast<uint32_t>(sched.turn);
-        sched.state[j] = Scheduler::kRunnable;
-        g.unlock();
-        threads[j] = std::thread(worker, j);
-        g.lock();
-      }
-    }
-    for (auto& t : threads)
-      if (t.joinable()) t.join();
-    sched_ = nullptr;
-    std::stable_sort(cores_.end() - std::min<size_t>(cores_.size(), n), cores_.end(),
-                     [](const CoreStats& a, const CoreStats& b) { return a.block < b.block; });
-  }
+  // Blocks side by side (SyncAll between cores): jk::run_blocks in jk_ascendc/run_blocks.h, for
+  // the harness only, so that no kernel object refers to threads.
+  friend struct BlockScheduler;
 
   // ---- UB allocation and queue slots (TPipe, TQue, TBuf) -------------------------------------
   // TPipe::InitBuffer: buffers from UB offset 0 upwards, 32-byte aligned (atlasascendc_api_07_0110).
@@ -573,67 +528,8 @@ struct Engine {
     swap(has_issue_event_, c.has_issue_event);
   }
 
-  // The baton: which block's thread may run. Blocks run in order within a phase; a block that
-  // reaches SyncAll (or ends) hands over to the next block still in that phase; when none is
-  // left the phase is over, every waiting block is released at the latest arrival time.
-  struct Scheduler {
-    enum : uint8_t { kNotStarted, kRunnable, kAtBarrier, kDone };
-    explicit Scheduler(uint32_t n) : state(n, kNotStarted), saved(n) {}
-    std::mutex m;
-    std::condition_variable cv;
-    int turn = -1;
-    std::vector<uint8_t> state;
-    std::vector<CoreState> saved;
-    uint64_t release = 0;
-    uint64_t latest = 0;
-
-    void wait_turn(uint32_t i) {
-      std::unique_lock<std::mutex> g(m);
-      cv.wait(g, [&] { return turn == static_cast<int>(i); });
-    }
-    // The next block to run after `i` gives up the baton (engine state already saved).
-    int next_after(uint32_t i) {
-      const uint32_t n = static_cast<uint32_t>(state.size());
-      for (uint32_t j = i + 1; j < n; ++j)
-        if (state[j] == kNotStarted || state[j] == kRunnable) return static_cast<int>(j);
-      // phase over: release the blocks waiting at the barrier, first one first
-      release = latest;
-      latest = 0;
-      int first = -1;
-      for (uint32_t j = 0; j < n; ++j)
-        if (state[j] == kAtBarrier) {
-          state[j] = kRunnable;
-          if (first < 0) first = static_cast<int>(j);
-        }
-      return first;
-    }
-    void hand_over(Engine& e, uint32_t i) {
-      e.swap_core(saved[i]);  // park this block's state
-      const int nx = next_after(i);
-      if (nx >= 0) e.swap_core(saved[static_cast<size_t>(nx)]);
-      turn = nx;
-      cv.notify_all();
-    }
-    void arrive(Engine& e, Site site) {
-      (void)site;
-      const uint32_t i = e.block_idx_;
-      std::unique_lock<std::mutex> g(m);
-      state[i] = kAtBarrier;
-      latest = std::max(latest, e.now_max());
-      hand_over(e, i);
-      cv.wait(g, [&] { return turn == static_cast<int>(i); });
-      // every block has reached this barrier: leave it together
-      const uint64_t t = release + e.soc_.barrier_cycles;
-      for (int p = 0; p < kPipes; ++p) e.free_[p] = std::max(e.free_[p], t);
-      e.s_time_ = std::max(e.s_time_, t);
-    }
-    void finish(Engine& e, uint32_t i) {
-      std::unique_lock<std::mutex> g(m);
-      state[i] = kDone;
-      hand_over(e, i);
-    }
-  };
-  Scheduler* sched_ = nullptr;
+  void (*barrier_hook_)(void* ctx, Site site) = nullptr;  // set by jk::run_blocks
+  void* barrier_ctx_ = nullptr;
   uint32_t serial_counter_ = 0;
 
   // Per-32-byte GM block of a writable buffer. Intra-core fields are valid when stamp matches the

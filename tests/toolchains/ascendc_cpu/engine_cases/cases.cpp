@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernel_operator.h"
+#include "jk_ascendc/run_blocks.h"
 
 using namespace AscendC;
 
@@ -694,8 +695,8 @@ int main(int argc, char** argv) {
       Gm* g;
       Case* c;
     } ctx{&g, &it->second};
-    e.run_blocks(
-        it->second.blocks,
+    jk::run_blocks(
+        e, it->second.blocks,
         [](void* p, uint32_t) {
           auto* cx = static_cast<Ctx*>(p);
           cx->c->kernel(*cx->g);
