@@ -97,16 +97,13 @@ class BoardStore:
     async def by_sender_id(
         self, run_id: str, sender: str, sender_message_id: str
     ) -> BoardMessage | None:
-        async with self._db.reader.connect() as conn:
-            row = (
-                await conn.execute(
-                    select(board_messages).where(
-                        board_messages.c.run_id == run_id,
-                        board_messages.c.sender == sender,
-                        board_messages.c.sender_message_id == sender_message_id,
-                    )
-                )
-            ).one_or_none()
+        row = await self._db.fetch_one(
+            select(board_messages).where(
+                board_messages.c.run_id == run_id,
+                board_messages.c.sender == sender,
+                board_messages.c.sender_message_id == sender_message_id,
+            )
+        )
         return BoardMessage.from_row(row) if row is not None else None
 
     async def deliver(self, run_id: str, team_id: str, call_id: str) -> list[BoardMessage]:
@@ -150,8 +147,7 @@ class BoardStore:
         )
         if call_ids is not None:
             query = query.where(deliveries.c.delivered_by.in_(call_ids))
-        async with self._db.reader.connect() as conn:
-            return [Delivery.from_row(r) for r in (await conn.execute(query)).all()]
+        return [Delivery.from_row(r) for r in await self._db.fetch_all(query)]
 
     async def mark_acked(self, run_id: str, team_id: str, message_ids: list[str]) -> None:
         async with self._db.writer.begin() as conn:
@@ -182,31 +178,24 @@ class BoardStore:
             )
 
     async def pending(self, run_id: str, team_id: str) -> int:
-        async with self._db.reader.connect() as conn:
-            return (
-                await conn.execute(
-                    select(func.count())
-                    .select_from(deliveries)
-                    .where(deliveries.c.run_id == run_id, deliveries.c.team_id == team_id)
-                    .where(_PENDING)
-                )
-            ).scalar_one()
+        return await self._db.scalar(
+            select(func.count())
+            .select_from(deliveries)
+            .where(deliveries.c.run_id == run_id, deliveries.c.team_id == team_id)
+            .where(_PENDING)
+        )
 
     async def delivery_states(self, run_id: str, message_id: str) -> dict[str, str]:
-        async with self._db.reader.connect() as conn:
-            rows = (
-                await conn.execute(
-                    select(deliveries.c.team_id, deliveries.c.status).where(
-                        deliveries.c.run_id == run_id, deliveries.c.message_id == message_id
-                    )
-                )
-            ).all()
+        rows = await self._db.fetch_all(
+            select(deliveries.c.team_id, deliveries.c.status).where(
+                deliveries.c.run_id == run_id, deliveries.c.message_id == message_id
+            )
+        )
         return {r.team_id: r.status for r in rows}
 
     async def messages(self, run_id: str, type: str | None = None) -> list[BoardMessage]:
         query = select(board_messages).where(board_messages.c.run_id == run_id)
         if type is not None:
             query = query.where(board_messages.c.type == type)
-        async with self._db.reader.connect() as conn:
-            rows = (await conn.execute(query.order_by(board_messages.c.created_at))).all()
+        rows = await self._db.fetch_all(query.order_by(board_messages.c.created_at))
         return [BoardMessage.from_row(r) for r in rows]

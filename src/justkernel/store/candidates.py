@@ -159,26 +159,18 @@ class CandidateStore:
         )
 
     async def by_source(self, run_id: str, source_sha256: str) -> Candidate | None:
-        async with self._db.reader.connect() as conn:
-            row = (
-                await conn.execute(
-                    select(candidates).where(
-                        candidates.c.run_id == run_id,
-                        candidates.c.source_sha256 == source_sha256,
-                    )
-                )
-            ).one_or_none()
+        row = await self._db.fetch_one(
+            select(candidates).where(
+                candidates.c.run_id == run_id,
+                candidates.c.source_sha256 == source_sha256,
+            )
+        )
         return Candidate.from_row(row) if row is not None else None
 
     async def get(self, run_id: str, candidate_id: str) -> Candidate:
-        async with self._db.reader.connect() as conn:
-            row = (
-                await conn.execute(
-                    select(candidates).where(
-                        candidates.c.run_id == run_id, candidates.c.id == candidate_id
-                    )
-                )
-            ).one_or_none()
+        row = await self._db.fetch_one(
+            select(candidates).where(candidates.c.run_id == run_id, candidates.c.id == candidate_id)
+        )
         if row is None:
             raise LookupError(f"no candidate {candidate_id}")
         return Candidate.from_row(row)
@@ -195,8 +187,7 @@ class CandidateStore:
             query = query.where(candidates.c.status == status)
         if team_id is not None:
             query = query.where(candidates.c.team_id == team_id)
-        async with self._db.reader.connect() as conn:
-            rows = (await conn.execute(query.order_by(candidates.c.created_at))).all()
+        rows = await self._db.fetch_all(query.order_by(candidates.c.created_at))
         return [Candidate.from_row(r) for r in rows]
 
     async def set_status(

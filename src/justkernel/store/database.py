@@ -8,12 +8,15 @@ PostgreSQL uses one pooled engine for both.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Row
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.sql import Executable
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 _SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -39,6 +42,21 @@ class Database:
     @property
     def is_sqlite(self) -> bool:
         return self.url.startswith("sqlite")
+
+    # reads go to the reader engine (never blocked by the single SQLite writer, thanks to WAL)
+    async def fetch_one(self, query: Executable) -> Row[Any] | None:
+        """The one row a read finds, or None (more than one is an error)."""
+        async with self.reader.connect() as conn:
+            return (await conn.execute(query)).one_or_none()
+
+    async def fetch_all(self, query: Executable) -> Sequence[Row[Any]]:
+        async with self.reader.connect() as conn:
+            return (await conn.execute(query)).all()
+
+    async def scalar(self, query: Executable) -> Any:
+        """The single value of a read (a count, say)."""
+        async with self.reader.connect() as conn:
+            return (await conn.execute(query)).scalar_one()
 
     async def dispose(self) -> None:
         await self.writer.dispose()

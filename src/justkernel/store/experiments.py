@@ -93,8 +93,7 @@ class ExperimentBook:
         query = select(experiments).where(experiments.c.run_id == run_id)
         if team_id is not None:
             query = query.where(experiments.c.team_id == team_id)
-        async with self._db.reader.connect() as conn:
-            rows = (await conn.execute(query.order_by(experiments.c.number))).all()
+        rows = await self._db.fetch_all(query.order_by(experiments.c.number))
         return [Experiment.from_row(r) for r in rows]
 
     async def open_plan(self, run_id: str, team_id: str) -> Experiment | None:

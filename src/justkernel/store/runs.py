@@ -97,13 +97,11 @@ class RunRepository:
         return run
 
     async def get(self, run_id: str) -> Run:
-        async with self._db.reader.connect() as conn:
-            row = (await conn.execute(select(runs).where(runs.c.id == run_id))).one_or_none()
+        row = await self._db.fetch_one(select(runs).where(runs.c.id == run_id))
         if row is None:
             raise UnknownRun(run_id)
         return Run.from_row(row)
 
     async def list(self) -> list[Run]:
-        async with self._db.reader.connect() as conn:
-            rows = (await conn.execute(select(runs).order_by(runs.c.created_at.desc()))).all()
+        rows = await self._db.fetch_all(select(runs).order_by(runs.c.created_at.desc()))
         return [Run.from_row(r) for r in rows]

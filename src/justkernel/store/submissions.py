@@ -139,8 +139,7 @@ class SubmissionStore:
             query = query.where(submissions.c.backend == backend)
         if status is not None:
             query = query.where(submissions.c.status == status)
-        async with self._db.reader.connect() as conn:
-            rows = (await conn.execute(query.order_by(submissions.c.submitted_at))).all()
+        rows = await self._db.fetch_all(query.order_by(submissions.c.submitted_at))
         return [Submission.from_row(r) for r in rows]
 
     async def count_on_day(self, backend: str, day: str, *, unverified_only: bool = False) -> int:
@@ -160,15 +159,11 @@ class SubmissionStore:
             query = query.select_from(joined).where(candidates.c.local_passed.is_(False))
         else:
             query = query.select_from(submissions)
-        async with self._db.reader.connect() as conn:
-            return (await conn.execute(query)).scalar_one()
+        return await self._db.scalar(query)
 
     async def sources(self, backend: str) -> set[str]:
         """Every source already sent (or reserved) to a backend, in any run."""
-        async with self._db.reader.connect() as conn:
-            rows = (
-                await conn.execute(
-                    select(submissions.c.source_sha256).where(submissions.c.backend == backend)
-                )
-            ).all()
+        rows = await self._db.fetch_all(
+            select(submissions.c.source_sha256).where(submissions.c.backend == backend)
+        )
         return {r.source_sha256 for r in rows}

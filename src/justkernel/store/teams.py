@@ -103,22 +103,17 @@ class TeamRegistry:
         query = select(teams).where(teams.c.run_id == run_id).order_by(teams.c.number)
         if not include_exited:
             query = query.where(teams.c.status != "exited")
-        async with self._db.reader.connect() as conn:
-            return [Team.from_row(r) for r in (await conn.execute(query)).all()]
+        return [Team.from_row(r) for r in await self._db.fetch_all(query)]
 
     async def exists(self, team_id: str) -> bool:
         """Whether any run has a team of that id (a public agent card needs no more)."""
-        async with self._db.reader.connect() as conn:
-            found = await conn.execute(select(teams.c.id).where(teams.c.id == team_id).limit(1))
-            return found.first() is not None
+        query = select(teams.c.id).where(teams.c.id == team_id).limit(1)
+        return await self._db.fetch_one(query) is not None
 
     async def get(self, run_id: str, team_id: str) -> Team:
-        async with self._db.reader.connect() as conn:
-            row = (
-                await conn.execute(
-                    select(teams).where(teams.c.run_id == run_id, teams.c.id == team_id)
-                )
-            ).one_or_none()
+        row = await self._db.fetch_one(
+            select(teams).where(teams.c.run_id == run_id, teams.c.id == team_id)
+        )
         if row is None:
             raise UnknownTeam(f"{run_id}/{team_id}")
         return Team.from_row(row)

@@ -80,13 +80,10 @@ class TokenStore:
         """The team a presented token speaks for, or None (unknown or revoked)."""
         if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
             return None
-        async with self._db.reader.connect() as conn:
-            row = (
-                await conn.execute(
-                    select(a2a_tokens.c.run_id, a2a_tokens.c.team_id).where(
-                        a2a_tokens.c.token_sha256 == token_digest(token),
-                        a2a_tokens.c.revoked_at.is_(None),
-                    )
-                )
-            ).one_or_none()
+        row = await self._db.fetch_one(
+            select(a2a_tokens.c.run_id, a2a_tokens.c.team_id).where(
+                a2a_tokens.c.token_sha256 == token_digest(token),
+                a2a_tokens.c.revoked_at.is_(None),
+            )
+        )
         return TeamIdentity.from_row(row) if row is not None else None
