@@ -20,7 +20,8 @@
 //   4. compute on t.jk_data() (a T* into this core's UB).
 // Contract for the harness: `g_engine = new Engine(params)`; gm_register each buffer (inputs
 // read-only) and pass the returned fake addresses; per block begin_core(i, n), call the kernel,
-// end_core(); catch jk::Misuse and read first_misuse() (it is set even if the kernel caught the
+// end_core() - or jk::run_blocks (run_blocks.h) to run the blocks side by side across SyncAll;
+// catch jk::Misuse and read first_misuse() (it is set even if the kernel caught the
 // exception); results: cores(), op_stats(), trace(), trace_truncated(), total_cycles(),
 // bound_pipe(). `check_hazards = false` silences pipeline_hazard and cross_core_race only.
 // Queue code (queue.h) uses snapshot()/wait_on(), ub_alloc(), slots(), queues(), scalar_op().
