@@ -150,32 +150,30 @@ class BoardStore:
         return [Delivery.from_row(r) for r in await self._db.fetch_all(query)]
 
     async def mark_acked(self, run_id: str, team_id: str, message_ids: list[str]) -> None:
-        async with self._db.writer.begin() as conn:
-            await conn.execute(
-                update(deliveries)
-                .where(
-                    deliveries.c.run_id == run_id,
-                    deliveries.c.team_id == team_id,
-                    deliveries.c.message_id.in_(message_ids),
-                    _DELIVERED,
-                )
-                .values(status="acked", acked_at=utc_now_iso())
+        await self._db.write(
+            update(deliveries)
+            .where(
+                deliveries.c.run_id == run_id,
+                deliveries.c.team_id == team_id,
+                deliveries.c.message_id.in_(message_ids),
+                _DELIVERED,
             )
+            .values(status="acked", acked_at=utc_now_iso())
+        )
 
     async def release(self, run_id: str, team_id: str, delivery: Delivery) -> None:
         """Back to pending, if the delivery is still the one that call was handed."""
-        async with self._db.writer.begin() as conn:
-            await conn.execute(
-                update(deliveries)
-                .where(
-                    deliveries.c.run_id == run_id,
-                    deliveries.c.team_id == team_id,
-                    deliveries.c.message_id == delivery.message_id,
-                    _DELIVERED,
-                    deliveries.c.delivered_by == delivery.delivered_by,
-                )
-                .values(status="pending", delivered_by=None, delivered_at=None)
+        await self._db.write(
+            update(deliveries)
+            .where(
+                deliveries.c.run_id == run_id,
+                deliveries.c.team_id == team_id,
+                deliveries.c.message_id == delivery.message_id,
+                _DELIVERED,
+                deliveries.c.delivered_by == delivery.delivered_by,
             )
+            .values(status="pending", delivered_by=None, delivered_at=None)
+        )
 
     async def pending(self, run_id: str, team_id: str) -> int:
         return await self._db.scalar(

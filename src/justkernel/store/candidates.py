@@ -115,24 +115,23 @@ class CandidateStore:
         now = utc_now_iso()
         candidate_id = f"cand-{receipt.source_sha256[:12]}"
         try:
-            async with self._db.writer.begin() as conn:
-                await conn.execute(
-                    insert(candidates).values(
-                        run_id=run_id,
-                        id=candidate_id,
-                        team_id=team_id,
-                        source_sha256=receipt.source_sha256,
-                        archive_blob=blob,
-                        commit=commit,
-                        receipt_key=receipt.job_key,
-                        cycles_sum=receipt.total_est_cycles,
-                        local_passed=receipt.status == "measured",
-                        status=CandidateStatus.FROZEN,
-                        review=None,
-                        created_at=now,
-                        updated_at=now,
-                    )
+            await self._db.write(
+                insert(candidates).values(
+                    run_id=run_id,
+                    id=candidate_id,
+                    team_id=team_id,
+                    source_sha256=receipt.source_sha256,
+                    archive_blob=blob,
+                    commit=commit,
+                    receipt_key=receipt.job_key,
+                    cycles_sum=receipt.total_est_cycles,
+                    local_passed=receipt.status == "measured",
+                    status=CandidateStatus.FROZEN,
+                    review=None,
+                    created_at=now,
+                    updated_at=now,
                 )
+            )
         except IntegrityError:
             stored = await self.by_source(run_id, receipt.source_sha256)
             assert stored is not None
@@ -202,12 +201,11 @@ class CandidateStore:
         values: dict[str, Any] = {"status": status, "updated_at": utc_now_iso()}
         if review is not None:
             values["review"] = review
-        async with self._db.writer.begin() as conn:
-            await conn.execute(
-                update(candidates)
-                .where(candidates.c.run_id == run_id, candidates.c.id == candidate_id)
-                .values(values)
-            )
+        await self._db.write(
+            update(candidates)
+            .where(candidates.c.run_id == run_id, candidates.c.id == candidate_id)
+            .values(values)
+        )
 
     async def transition(
         self,
@@ -220,16 +218,15 @@ class CandidateStore:
         racing decisions (a double click, the CLI and the dashboard) exactly one wins."""
         if after not in _STATUSES:
             raise ValueError(f"unknown candidate status {after!r}")
-        async with self._db.writer.begin() as conn:
-            moved = await conn.execute(
-                update(candidates)
-                .where(
-                    candidates.c.run_id == run_id,
-                    candidates.c.id == candidate_id,
-                    candidates.c.status == before,
-                )
-                .values(status=after, updated_at=utc_now_iso())
+        moved = await self._db.write(
+            update(candidates)
+            .where(
+                candidates.c.run_id == run_id,
+                candidates.c.id == candidate_id,
+                candidates.c.status == before,
             )
+            .values(status=after, updated_at=utc_now_iso())
+        )
         return bool(moved.rowcount)
 
     def files(self, candidate: Candidate) -> dict[str, bytes]:

@@ -58,6 +58,11 @@ class Database:
         async with self.reader.connect() as conn:
             return (await conn.execute(query)).scalar_one()
 
+    async def write(self, statement: Executable) -> Any:
+        """One statement in a transaction of its own, on the writer; its result (rowcount)."""
+        async with self.writer.begin() as conn:
+            return await conn.execute(statement)
+
     async def dispose(self) -> None:
         await self.writer.dispose()
         if self.reader is not self.writer:

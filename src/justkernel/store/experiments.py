@@ -115,21 +115,20 @@ class ExperimentBook:
     ) -> None:
         """Close the plan with its receipt; `closed_by` names the tool call that did, so the
         same call re-run after a crash finds its experiment again (`closed_by_call`)."""
-        async with self._db.writer.begin() as conn:
-            await conn.execute(
-                update(experiments)
-                .where(
-                    experiments.c.run_id == experiment.run_id,
-                    experiments.c.team_id == experiment.team_id,
-                    experiments.c.number == experiment.number,
-                )
-                .values(
-                    status=status,
-                    commit=commit,
-                    tree_sha256=tree_sha256,
-                    receipt_key=receipt_key,
-                    cycles_sum=cycles_sum,
-                    plan={**experiment.plan, "closed_by": closed_by},
-                    updated_at=utc_now_iso(),
-                )
+        await self._db.write(
+            update(experiments)
+            .where(
+                experiments.c.run_id == experiment.run_id,
+                experiments.c.team_id == experiment.team_id,
+                experiments.c.number == experiment.number,
             )
+            .values(
+                status=status,
+                commit=commit,
+                tree_sha256=tree_sha256,
+                receipt_key=receipt_key,
+                cycles_sum=cycles_sum,
+                plan={**experiment.plan, "closed_by": closed_by},
+                updated_at=utc_now_iso(),
+            )
+        )

@@ -82,18 +82,17 @@ class RunRepository:
             last_seq=0,
             meta=meta or {},
         )
-        async with self._db.writer.begin() as conn:
-            await conn.execute(
-                insert(runs).values(
-                    id=run.id,
-                    name=run.name,
-                    mode=run.mode,
-                    read_only=run.read_only,
-                    created_at=run.created_at,
-                    last_seq=0,
-                    meta=run.meta,
-                )
+        await self._db.write(
+            insert(runs).values(
+                id=run.id,
+                name=run.name,
+                mode=run.mode,
+                read_only=run.read_only,
+                created_at=run.created_at,
+                last_seq=0,
+                meta=run.meta,
             )
+        )
         return run
 
     async def get(self, run_id: str) -> Run:

@@ -77,8 +77,7 @@ class SubmissionStore:
             "idempotency_key": uuid.uuid4().hex,
         }
         try:
-            async with self._db.writer.begin() as conn:
-                await conn.execute(insert(submissions).values(row))
+            await self._db.write(insert(submissions).values(row))
         except IntegrityError:
             return None
         return Submission.from_row(row)
@@ -89,41 +88,37 @@ class SubmissionStore:
 
     async def record_sent(self, reserved: Submission, submission_id: str) -> None:
         """The judge's answer: the row takes the judge's id and waits for the result."""
-        async with self._db.writer.begin() as conn:
-            await conn.execute(
-                update(submissions)
-                .where(
-                    submissions.c.id == reserved.id,
-                    submissions.c.status == SubmissionStatus.SUBMITTING,
-                )
-                .values(id=submission_id, status=SubmissionStatus.SUBMITTED)
+        await self._db.write(
+            update(submissions)
+            .where(
+                submissions.c.id == reserved.id,
+                submissions.c.status == SubmissionStatus.SUBMITTING,
             )
+            .values(id=submission_id, status=SubmissionStatus.SUBMITTED)
+        )
 
     async def mark_unknown(self, reserved: Submission) -> None:
         """A row without a key cannot be sent again safely: it is left for a human."""
-        async with self._db.writer.begin() as conn:
-            await conn.execute(
-                update(submissions)
-                .where(submissions.c.id == reserved.id)
-                .values(status=SubmissionStatus.UNKNOWN)
-            )
+        await self._db.write(
+            update(submissions)
+            .where(submissions.c.id == reserved.id)
+            .values(status=SubmissionStatus.UNKNOWN)
+        )
 
     async def drop(self, reserved: Submission) -> None:
         """The judge refused the submission for sure: the source may be sent again later."""
-        async with self._db.writer.begin() as conn:
-            await conn.execute(delete(submissions).where(submissions.c.id == reserved.id))
+        await self._db.write(delete(submissions).where(submissions.c.id == reserved.id))
 
     # -- results ------------------------------------------------------------------------------
     async def record_result(
         self, submission_id: str, status: SubmissionStatus, result: dict[str, Any]
     ) -> None:
         """The official verdict of a submitted row (official_pass or official_fail)."""
-        async with self._db.writer.begin() as conn:
-            await conn.execute(
-                update(submissions)
-                .where(submissions.c.id == submission_id)
-                .values(status=status, result=result, finished_at=utc_now_iso())
-            )
+        await self._db.write(
+            update(submissions)
+            .where(submissions.c.id == submission_id)
+            .values(status=status, result=result, finished_at=utc_now_iso())
+        )
 
     # -- reading ------------------------------------------------------------------------------
     async def list(

@@ -124,9 +124,8 @@ class TeamRegistry:
         values: dict[str, Any] = {"status": status, "status_reason": reason}
         if status == "exited":
             values["exited_at"] = utc_now_iso()
-        async with self._db.writer.begin() as conn:
-            result = await conn.execute(
-                update(teams).where(teams.c.run_id == run_id, teams.c.id == team_id).values(values)
-            )
-            if result.rowcount == 0:
-                raise UnknownTeam(f"{run_id}/{team_id}")
+        result = await self._db.write(
+            update(teams).where(teams.c.run_id == run_id, teams.c.id == team_id).values(values)
+        )
+        if result.rowcount == 0:
+            raise UnknownTeam(f"{run_id}/{team_id}")

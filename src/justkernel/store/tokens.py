@@ -72,8 +72,7 @@ class TokenStore:
         return token
 
     async def revoke(self, run_id: str, team_id: str) -> int:
-        async with self._db.writer.begin() as conn:
-            result = await conn.execute(_revoke(run_id, team_id, utc_now_iso()))
+        result = await self._db.write(_revoke(run_id, team_id, utc_now_iso()))
         return result.rowcount
 
     async def resolve(self, token: str) -> TeamIdentity | None:
