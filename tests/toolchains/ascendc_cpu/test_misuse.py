@@ -80,6 +80,8 @@ async def test_broken_kernel_is_api_misuse_at_its_call_site(check: str) -> None:
     else:
         assert (r.misuse.file, r.misuse.line) == where, (check, r.misuse)
         assert r.misuse.block == BLOCK.get(check, 0), r.misuse
+    if check == "pipeline_hazard":  # the message names the other side of the race too
+        assert "MTE2" in r.misuse.message and f"{where[0]}:" in r.misuse.message, r.misuse
     case = r.cases[0]
     assert case.case_id == PROBE_CASE and case.outcome is CaseOutcome.API_MISUSE
     assert case.misuse == r.misuse and not case.passed
