@@ -28,6 +28,7 @@ SHARED_FUNCTION = {"gm_hazard": "gm_round_trip", "scalar_hazard": "scalar_after_
 MISUSE_CASES = (
     "ub_overflow",
     "ub_out_of_bounds",
+    "wrapped_offset",
     "ub_misaligned",
     "datacopy_misaligned",
     "queue_empty_deque",

@@ -25,7 +25,9 @@ class LocalTensor {
   // Sub-tensor starting `offset` elements further (atlasascendc_api_07_0006 "LocalTensor": operator[]).
   LocalTensor operator[](uint32_t offset) const {
     LocalTensor t = *this;
-    t.jk_off_ = jk_off_ + offset * static_cast<uint32_t>(sizeof(T));
+    // past the buffer (or past 4 GiB): a tensor with no bytes, so any access is out of bounds
+    const uint64_t off = uint64_t(jk_off_) + uint64_t(offset) * sizeof(T);
+    t.jk_off_ = off > jk_end_ ? jk_end_ : static_cast<uint32_t>(off);
     t.jk_size_ = offset <= jk_size_ ? jk_size_ - offset : 0;
     return t;
   }
@@ -63,10 +65,10 @@ class LocalTensor {
   // Scalar read of one element on the S pipe (atlasascendc_api_07_0006: GetValue); ordering with
   // vector/MTE writes needs WaitFlag<V_S>/<MTE2_S>.
   T GetValue(uint32_t index, jk::Site site = jk::here()) const {
-    const uint32_t off = index * static_cast<uint32_t>(sizeof(T));
+    const uint64_t off = uint64_t(index) * sizeof(T);  // no 32-bit wrap past the bounds check
     jk_check_span(off, sizeof(T), site);
     jk::eng().issue(jk::Pipe::S, "GetValue", jk::eng().soc().scalar_ub_access, site);
-    jk::eng().ub_read(jk_off_ + off, sizeof(T), site);
+    jk::eng().ub_read(static_cast<uint32_t>(jk_off_ + off), sizeof(T), site);
     T v;
     std::memcpy(&v, jk::eng().ub_base() + jk_off_ + off, sizeof(T));
     return v;
@@ -74,10 +76,10 @@ class LocalTensor {
   // Scalar write of one element on the S pipe (SetValue).
   template <typename U>
   void SetValue(uint32_t index, U value, jk::Site site = jk::here()) const {
-    const uint32_t off = index * static_cast<uint32_t>(sizeof(T));
+    const uint64_t off = uint64_t(index) * sizeof(T);  // no 32-bit wrap past the bounds check
     jk_check_span(off, sizeof(T), site);
     jk::eng().issue(jk::Pipe::S, "SetValue", jk::eng().soc().scalar_ub_access, site);
-    jk::eng().ub_write(jk_off_ + off, sizeof(T), site);
+    jk::eng().ub_write(static_cast<uint32_t>(jk_off_ + off), sizeof(T), site);
     const T v = static_cast<T>(value);
     std::memcpy(jk::eng().ub_base() + jk_off_ + off, &v, sizeof(T));
   }
