@@ -5,7 +5,9 @@ version: the package's files under `lib/justkernel/`, the operator definitions u
 `lib/justkernel/resources/operators/` and the launcher `jk_worker.py`, into
 `<scratch>/bundles/<hash>/` (marker `<hash>.complete` written last), and starts the worker with
 `<bundle_python> <bundle>/jk_worker.py serve ...`. The host then runs exactly the lab's code;
-it needs Python 3.11+ with numpy and pydantic 2, and the toolchain's tools.
+it needs Python 3.11+ with numpy and pydantic 2, and the toolchain's tools. The ascendc-cpu
+library (`resources/ascendc_cpu/`: headers, harness, SoC file) ships too, so that toolchain's
+version on the host, which hashes those files, is the lab's.
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ def _files() -> dict[str, bytes]:
         if not path.is_file() or "__pycache__" in rel.parts or rel.parts[0] == "resources":
             continue
         files[f"lib/justkernel/{rel.as_posix()}"] = path.read_bytes()
-    operators = resources_dir() / "operators"
-    for path in sorted(operators.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            rel = path.relative_to(operators).as_posix()
-            files[f"lib/justkernel/resources/operators/{rel}"] = path.read_bytes()
+    for part in ("operators", "ascendc_cpu"):
+        folder = resources_dir() / part
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                rel = path.relative_to(folder).as_posix()
+                files[f"lib/justkernel/resources/{part}/{rel}"] = path.read_bytes()
     files["jk_worker.py"] = (resources_dir() / "simulator" / "jk_worker.py").read_bytes()
     return files
 
