@@ -27,6 +27,8 @@ from justkernel.cli.common import console, err_console, fail, run_async, setting
 from justkernel.workers.receipts import CaseResult, CycleResult, Receipt, Status
 
 MISSING = "—"
+# What `evaluate` runs here (the cann toolchain needs a CANN host and its template: `worker`)
+LOCAL_TOOLCHAINS = ("cpu", "ascendc-cpu")
 
 
 def _num(value: float | int | None, fmt: str = "{:.3g}") -> str:
@@ -263,8 +265,8 @@ def evaluate_command(
         str,
         typer.Option(
             "--toolchain",
-            help="cpu (the C port, callgrind), ascendc-cpu (the Ascend C project, modelled "
-            "AI Core cycles) or cann (a CANN host).",
+            help="cpu (the C port, callgrind) or ascendc-cpu (the Ascend C msopgen project, "
+            "modelled AI Core cycles).",
         ),
     ] = "cpu",
 ) -> None:
@@ -273,10 +275,9 @@ def evaluate_command(
     from justkernel.toolchains import CandidateError, ToolchainError
     from justkernel.toolchains.sandbox import SandboxError
     from justkernel.workers.evaluator import CaseSelectionError
-    from justkernel.workers.worker_entry import TOOLCHAINS
 
-    if toolchain not in TOOLCHAINS:
-        fail(f"--toolchain: unknown {toolchain!r} (known: {', '.join(TOOLCHAINS)})")
+    if toolchain not in LOCAL_TOOLCHAINS:
+        fail(f"--toolchain: unknown {toolchain!r} (known: {', '.join(LOCAL_TOOLCHAINS)})")
     case_ids = None if cases.strip() == "all" else [c for c in cases.split(",") if c.strip()]
     if case_ids is not None:
         case_ids = [c.strip() for c in case_ids]
