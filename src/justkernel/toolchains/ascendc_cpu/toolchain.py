@@ -57,16 +57,20 @@ PIPELINE_VERSION = "ascendc-cpu-pipeline/1"
 @dataclass(frozen=True)
 class AscendcLimits:
     """Sandbox limits per stage. g++ on the Ascend C headers needs more memory and time than
-    gcc on C; a case is one process (the harness: no threads, no children)."""
+    gcc on C. A case may hold up to one thread per block: the harness runs each AI Core's block
+    on a thread of its own, one at a time (jk::run_blocks; a block waiting at SyncAll keeps its
+    thread), so RLIMIT_NPROC leaves room for 40 vector cores, the main thread and bwrap's two.
+    Team code cannot start threads of its own (pthread_create and std::thread are not on the
+    object check's allow-list), and the model counts no CPU time, so threads change nothing."""
 
     compile: SandboxLimits = field(
         default_factory=lambda: SandboxLimits(wall_seconds=90, cpu_seconds=60, processes=32)
     )
     case: SandboxLimits = field(
-        default_factory=lambda: SandboxLimits(wall_seconds=30, cpu_seconds=15, processes=3)
+        default_factory=lambda: SandboxLimits(wall_seconds=30, cpu_seconds=15, processes=64)
     )
     perf: SandboxLimits = field(
-        default_factory=lambda: SandboxLimits(wall_seconds=60, cpu_seconds=30, processes=3)
+        default_factory=lambda: SandboxLimits(wall_seconds=60, cpu_seconds=30, processes=64)
     )
 
 
