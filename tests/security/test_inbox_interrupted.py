@@ -12,7 +12,7 @@ from deepagents.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from justkernel.a2a.board import LabBoard
-from justkernel.agents.observer import inbox_reads
+from justkernel.agents.middleware.inbox import inbox_reads
 from justkernel.lab import Lab
 from justkernel.store.teams import TeamRegistry
 

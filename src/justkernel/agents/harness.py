@@ -2,21 +2,23 @@
 
 The agent gets the built-in file tools and the todo list (confined to the workspace by
 `WorkspaceBackend`), the lab tools (`build_tools`), the skills copied into the workspace, the
-observer middleware (events, limits, watchdog) and a checkpointer keyed by the team's thread,
-so a restarted lab resumes every team where it was.
+team's middlewares (`team_middleware`: inbox acks, watchdog, budget, events, model-call slots)
+and a checkpointer keyed by the team's thread, so a restarted lab resumes every team where it
+was.
 
 A team may have members (analyst, developer, reviewer): Deep Agents subagents the team's model
 delegates to with the `task` tool. A member runs on the preset the team's config chose for it
 (`member_models`: role → preset name), else on the team's model. An `offline` choice also means
 the team's model: the offline model plays a whole team's playbook (plans, edits, simulations),
 which is no member's job and would rewrite the shared workspace behind the team's back. Each
-member has an observer of its own (a subagent does not inherit the team's middleware), so its
-model calls take the same budget, model-call slots and usage events as the team's.
+member has a middleware stack of its own (a subagent does not inherit the team's), built the
+same way for the member's seat, so its model calls take the same budget, model-call slots and
+usage events as the team's; a member's pause is the team's (`TeamSignals` is shared).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -28,12 +30,17 @@ from deepagents import (
     create_deep_agent,
     register_harness_profile,
 )
-from langchain.agents.middleware import TodoListMiddleware
+from langchain.agents.middleware import AgentMiddleware, TodoListMiddleware
 from langchain_core.language_models import BaseChatModel
 
 from justkernel.agents.backend import WorkspaceBackend
 from justkernel.agents.board_tools import BoardAccess, build_board_tools
-from justkernel.agents.observer import Governance, TeamObserver
+from justkernel.agents.middleware.budget import BudgetMiddleware
+from justkernel.agents.middleware.events import EventsMiddleware, SourceTracker
+from justkernel.agents.middleware.inbox import InboxAcksMiddleware
+from justkernel.agents.middleware.shared import Governance, Seat, TeamSignals
+from justkernel.agents.middleware.slots import ModelCallSlotsMiddleware
+from justkernel.agents.middleware.watchdog import WatchdogMiddleware
 from justkernel.agents.offline import OFFLINE_PROVIDER, OfflinePlaybookModel
 from justkernel.agents.providers import build_chat_model
 from justkernel.agents.tools import TeamContext, build_tools
@@ -146,11 +153,42 @@ def provider_key(preset: ModelPreset) -> str:
     return OFFLINE_PROVIDER if preset.provider == "offline" else preset.provider
 
 
+def team_middleware(
+    seat: Seat, governance: Governance, source: SourceTracker, board: BoardAccess | None
+) -> list[AgentMiddleware]:
+    """One agent's middlewares, in the order they must run (the first is the outermost
+    around a model call, and `before_model` hooks run first to last):
+
+    1. inbox acks, before the watchdog: a read the history already holds is acked even when
+       the watchdog ends the turn at this model call;
+    2. the watchdog, before the budget: a paused or stalled team spends nothing; around the
+       call it counts only a response the model gave;
+    3. the budget, outside the events: a call the caps refuse never happened (no event, no
+       slot), and a reservation covers the wait for a slot;
+    4. the events, outside the slots: `seconds` counts the wait for a slot, and a provider
+       paused behind the slot is recorded as the call's error;
+    5. the model-call slot, innermost: held only while the model runs.
+    """
+    stack: list[AgentMiddleware] = []
+    if board is not None:
+        stack.append(InboxAcksMiddleware(seat, board))
+    stack += [
+        WatchdogMiddleware(seat, governance),
+        BudgetMiddleware(seat, governance),
+        EventsMiddleware(seat, source),
+        ModelCallSlotsMiddleware(seat, governance),
+    ]
+    return stack
+
+
 def _member_specs(
-    observer: TeamObserver, team_preset: ModelPreset, chosen: Mapping[str, PresetModel]
+    seat: Seat,
+    team_preset: ModelPreset,
+    chosen: Mapping[str, PresetModel],
+    middleware: Callable[[Seat], list[AgentMiddleware]],
 ) -> list[dict[str, Any]]:
     """One subagent spec per member: its own model when one was chosen (else Deep Agents gives
-    it the team's) and its own observer, on the preset that actually serves it."""
+    it the team's) and its own middlewares, on the preset that actually serves it."""
     for role in chosen:
         _check_role(role)
     specs: list[dict[str, Any]] = []
@@ -160,7 +198,7 @@ def _member_specs(
         preset = choice.preset if choice is not None else team_preset
         spec: dict[str, Any] = {
             **member,
-            "middleware": [observer.member_observer(role, preset, provider_key(preset))],
+            "middleware": middleware(seat.for_member(role, preset, provider_key(preset))),
         }
         if choice is not None:
             spec["model"] = choice.model
@@ -179,15 +217,22 @@ def build_team_agent(
     members: bool = False,
     member_models: Mapping[str, PresetModel] | None = None,
     board: BoardAccess | None = None,
-) -> tuple[Any, TeamObserver]:
-    """The compiled agent of one team and its observer (the scheduler reads its pause reason).
+) -> tuple[Any, TeamSignals]:
+    """The compiled agent of one team and its signals (the scheduler reads why a turn paused,
+    and which provider failed).
 
     The team has members when `members` is set or `member_models` chooses a model for one.
     """
     register_profiles()
-    observer = TeamObserver(ctx, preset, governance, provider_key(preset), board=board)
+    signals = TeamSignals()
+    seat = Seat(ctx, preset, provider_key(preset), signals)
+    source = SourceTracker(ctx.workspace)  # one for the team: members share its workspace
+
+    def middleware(for_seat: Seat) -> list[AgentMiddleware]:
+        return team_middleware(for_seat, governance, source, board)
+
     chosen = member_models or {}
-    subagents = _member_specs(observer, preset, chosen) if members or chosen else None
+    subagents = _member_specs(seat, preset, chosen, middleware) if members or chosen else None
     tools = build_tools(ctx) + (build_board_tools(ctx, board) if board is not None else [])
     agent = create_deep_agent(
         model=model,
@@ -195,7 +240,7 @@ def build_team_agent(
         system_prompt=SYSTEM_PROMPT.format(
             team_name=team_name, operator=ctx.workspace.operator.operator.display_name
         ),
-        middleware=[TodoListMiddleware(), observer],
+        middleware=[TodoListMiddleware(), *middleware(seat)],
         subagents=subagents,
         skills=[f"/{SKILLS_DIR}/"],
         permissions=[
@@ -205,4 +250,4 @@ def build_team_agent(
         checkpointer=checkpointer,
         name=ctx.team_id,
     )
-    return agent, observer
+    return agent, signals

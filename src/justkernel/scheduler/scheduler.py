@@ -1,10 +1,11 @@
 """The scheduler: dispatches team turns under the lab's limits, and resumes after a restart.
 
 A turn is one agent invocation: it starts with a goal (or "continue") and ends when the agent
-stops calling tools, when the turn times out, or when the observer pauses the team. Model-call
-concurrency is limited inside the observer, so many teams can be in a turn at once while only
-`model_calls` of them talk to a model. After a crash, a team whose checkpoint stopped mid-turn
-is resumed from that checkpoint (`ainvoke(None)`), so finished tool calls are not re-run.
+stops calling tools, when the turn times out, or when a middleware pauses the team. Model-call
+concurrency is limited inside the agent (its slots middleware), so many teams can be in a turn
+at once while only `model_calls` of them talk to a model. After a crash, a team whose
+checkpoint stopped mid-turn is resumed from that checkpoint (`ainvoke(None)`), so finished tool
+calls are not re-run.
 
 A team has members when `SchedulerConfig.members` is set or its config chooses member models
 (`member_models`); the presets are checked when the team is added and again when its agent is
@@ -37,7 +38,7 @@ from justkernel.agents.harness import (
     member_presets,
     provider_key,
 )
-from justkernel.agents.observer import Governance, TeamObserver, TeamPaused, inbox_reads
+from justkernel.agents.middleware import Governance, TeamPaused, TeamSignals, inbox_reads
 from justkernel.agents.playbook import DONE_MARKER
 from justkernel.agents.tools import EvaluatorLike, TeamContext
 from justkernel.core.events.agents import ModelResponse
@@ -94,7 +95,7 @@ class _TeamRuntime:
     team: Team
     preset: ModelPreset
     agent: Any
-    observer: TeamObserver
+    signals: TeamSignals  # why the last turn paused, which provider failed
     ctx: TeamContext
 
 
@@ -226,7 +227,7 @@ class Scheduler:
                 offline_latency_seconds=self.config.offline_latency_seconds,
             )
 
-        agent, observer = build_team_agent(
+        agent, signals = build_team_agent(
             ctx,
             model_of(preset),
             preset,
@@ -237,7 +238,7 @@ class Scheduler:
             member_models={role: PresetModel(p, model_of(p)) for role, p in members.items()},
             board=BoardAccess(self.board, self.candidates, policy),
         )
-        runtime = _TeamRuntime(team, preset, agent, observer, ctx)
+        runtime = _TeamRuntime(team, preset, agent, signals, ctx)
         self._runtimes[team.id] = runtime
         return runtime
 
@@ -411,8 +412,8 @@ class Scheduler:
         runtime = await self._built(team)
         if runtime is None:
             return
-        runtime.observer.pause_reason = None
-        runtime.observer.failed_provider = None
+        runtime.signals.pause_reason = None
+        runtime.signals.failed_provider = None
         cfg = {
             "configurable": {"thread_id": f"{self.run_id}:{team.id}"},
             "recursion_limit": self.config.recursion_limit,
@@ -437,12 +438,12 @@ class Scheduler:
                 # each step is on disk before the next starts: a lab killed in a tool call
                 # resumes at that very call ("async" could lose the steps before it)
                 result = await runtime.agent.ainvoke(turn_input, cfg, durability="sync")
-            if runtime.observer.pause_reason:
-                outcome, detail = "paused", runtime.observer.pause_reason
+            if runtime.signals.pause_reason:
+                outcome, detail = "paused", runtime.signals.pause_reason
             elif _said_done(result):
                 outcome, detail = "done", "the team has nothing left to try"
         except TeamPaused as exc:
-            outcome, detail = "paused", runtime.observer.pause_reason or exc.reason
+            outcome, detail = "paused", runtime.signals.pause_reason or exc.reason
             if exc.reason.startswith("the run"):
                 self.stopped_reason = f"budget: {exc.reason}"
         except ProviderPaused as exc:
@@ -457,7 +458,7 @@ class Scheduler:
         except Exception as exc:
             error = classify_error(exc)
             # a member's call may have failed, on the member's own provider
-            provider = runtime.observer.failed_provider or provider_key(runtime.preset)
+            provider = runtime.signals.failed_provider or provider_key(runtime.preset)
             if error.pauses_dispatch:
                 self.governance.limiter.pause(provider, error.message)
                 await self.lab.events.append(
@@ -471,7 +472,7 @@ class Scheduler:
                 log.warning("team %s: %s", team.id, detail)
         if detail is None or outcome == "done":
             self._failures.pop(team.id, None)
-        if outcome == "paused" and runtime.observer.pause_reason is None:
+        if outcome == "paused" and runtime.signals.pause_reason is None:
             await self._on_pause(team.id, detail or "paused")
         elif outcome != "paused":
             await self.registry.set_status(self.run_id, team.id, outcome, detail)

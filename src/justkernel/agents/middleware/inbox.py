@@ -1,0 +1,44 @@
+"""Inbox acknowledgements: a delivery is acked once the agent's history holds its result.
+
+The history is checkpointed before the next model call, so acknowledging at that point can lose
+nothing: a lab killed earlier finds the read unanswered and delivers it again
+(`LabBoard.release_unseen`, which reads the same `inbox_reads`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from langchain.agents.middleware.types import AgentMiddleware, AgentState
+from langchain_core.messages import ToolMessage
+from langgraph.runtime import Runtime
+
+from justkernel.agents.board_tools import BoardAccess
+from justkernel.agents.middleware.shared import Seat
+
+ACK_SCAN = 40  # recent messages searched for inbox results to acknowledge
+
+
+def inbox_reads(messages: Iterable[Any]) -> set[str]:
+    """The read_inbox calls whose result the agent's history holds. A call that failed or
+    never finished has none, or an error in its place (a dangling call is answered "did not
+    complete" when the agent is invoked again): what it delivered was never seen."""
+    return {
+        m.tool_call_id
+        for m in messages
+        if isinstance(m, ToolMessage) and m.name == "read_inbox" and m.status != "error"
+    }
+
+
+class InboxAcksMiddleware(AgentMiddleware):
+    def __init__(self, seat: Seat, board: BoardAccess) -> None:
+        super().__init__()
+        self.seat = seat
+        self.board = board
+
+    async def abefore_model(self, state: AgentState, runtime: Runtime[Any]) -> None:
+        messages = list(state.get("messages", []))
+        calls = sorted(inbox_reads(messages[-ACK_SCAN:]))
+        if calls:
+            await self.board.board.ack(self.seat.ctx.run_id, self.seat.team_id, calls)

@@ -1,0 +1,103 @@
+"""What the team's middlewares share: who is calling (`Seat`), the run-wide limits
+(`Governance`), what a turn leaves for the scheduler (`TeamSignals`), the typed handler of each
+hook, and the clipping every recorded text goes through (secrets scrubbed, bounded size)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from langchain.agents.middleware.types import ModelRequest, ModelResponse, ToolCallRequest
+from langchain_core.messages import ToolMessage
+from langgraph.types import Command
+
+from justkernel.agents.tools import TeamContext
+from justkernel.scheduler.budget import BudgetGovernor
+from justkernel.scheduler.limits import ModelCallLimiter
+from justkernel.scheduler.watchdog import Watchdog
+from justkernel.settings.models import ModelPreset
+from justkernel.settings.redaction import scrub
+
+TEXT_LIMIT = 2000
+
+# the next layer of a hook: the inner middlewares and, innermost, the model or the tool
+ModelHandler = Callable[[ModelRequest], Awaitable[ModelResponse]]
+ToolResultT = ToolMessage | Command[Any]
+ToolHandler = Callable[[ToolCallRequest], Awaitable[ToolResultT]]
+
+
+class TeamPaused(RuntimeError):
+    """The turn stopped because the team was paused (watchdog, budget or provider)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class TeamSignals:
+    """What a turn leaves for the scheduler. One per team, shared by its agent and its
+    members: a member that pauses or fails stops the team's turn, and the scheduler reads
+    here why (and on which provider a model call failed)."""
+
+    pause_reason: str | None = None
+    failed_provider: str | None = None  # the provider of the last failed model call
+
+
+@dataclass
+class Governance:
+    """The run-wide limits shared by every team's middlewares."""
+
+    limiter: ModelCallLimiter
+    budget: BudgetGovernor
+    watchdog: Watchdog
+    on_pause: Callable[[str, str], Awaitable[None]]  # (team, reason)
+    seen_input_tokens: dict[str, int] = field(default_factory=dict)  # last prompt per provider
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One agent of a team: the team's own (`member` None) or a member's, on the preset and
+    provider that actually serve it. A member runs its own middleware stack (a Deep Agents
+    subagent does not inherit the team's), so each stack is built for its seat."""
+
+    ctx: TeamContext
+    preset: ModelPreset
+    provider: str
+    signals: TeamSignals
+    member: str | None = None
+
+    @property
+    def team_id(self) -> str:
+        return self.ctx.team_id
+
+    def for_member(self, member: str, preset: ModelPreset, provider: str) -> Seat:
+        return replace(self, preset=preset, provider=provider, member=member)
+
+    def once(self, call_id: str | None) -> str | None:
+        """The dedup key of a tool call's events: a member's ids come from another
+        conversation (maybe another provider), so they are kept apart from the team's."""
+        if call_id is None or self.member is None:
+            return call_id
+        return f"{self.member}:{call_id}"
+
+    async def pause(self, governance: Governance, reason: str) -> None:
+        """Pause the team (not only this seat): the scheduler reads the reason after the
+        turn, and `on_pause` records it now."""
+        self.signals.pause_reason = reason
+        await governance.on_pause(self.team_id, reason)
+
+
+def clip(text: str, limit: int = TEXT_LIMIT) -> str:
+    text = scrub(text)
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more chars]"
+
+
+def content_text(content: Any) -> str:
+    """The text of a message's content (a string, or a list of content blocks)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(c.get("text", "") if isinstance(c, dict) else str(c) for c in content)
+    return str(content)
