@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from justkernel.runtime import open_runtime
+from justkernel.app import open_runtime
 from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.settings.config import Settings
 

@@ -16,8 +16,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from justkernel.app import open_runtime
 from justkernel.judger.settings import JudgerSettings
-from justkernel.runtime import open_runtime
 from justkernel.settings.config import Settings
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from langchain_openai.chat_models import _client_utils
 
+from justkernel.app import LabRuntime, open_runtime
 from justkernel.lab import Lab, open_lab
-from justkernel.runtime import LabRuntime, open_runtime
 from justkernel.settings.config import Settings
 from tests.support.labs import open_folder
 from tests.support.postgres import (

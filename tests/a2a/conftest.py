@@ -26,7 +26,7 @@ from starlette.applications import Starlette
 
 from justkernel.a2a.endpoint import A2AEndpoint, a2a_routes, open_a2a
 from justkernel.a2a.external import Joined, join_external, team_path
-from justkernel.runtime import LabRuntime
+from justkernel.app import LabRuntime
 
 # the real lab runtime fixtures (`runtime`, `lab_settings`) come from tests/conftest.py
 FIXTURE_KERNEL = Path(__file__).resolve().parents[1] / "fixtures" / "kernels" / "fast_fused_blocked"

@@ -10,7 +10,7 @@ from a2a.helpers import get_data_parts, new_data_part
 from a2a.types import GetExtendedAgentCardRequest, TaskState
 from a2a.utils.errors import A2AError
 
-from justkernel.runtime import LabRuntime
+from justkernel.app import LabRuntime
 from justkernel.store.candidates import CandidateStore
 from tests.a2a.conftest import (
     Served,

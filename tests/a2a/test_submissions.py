@@ -8,7 +8,7 @@ from a2a.helpers import get_data_parts, get_message_text, new_data_part, new_raw
 from a2a.types import Part, TaskState
 
 from justkernel.a2a.external import join_external
-from justkernel.runtime import LabRuntime
+from justkernel.app import LabRuntime
 from justkernel.toolchains.cpu_source import MAX_FILE_BYTES
 from tests.a2a.conftest import Served, new_run_with_teams, send, serve_a2a, team_client
 

@@ -20,7 +20,7 @@ from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
 
 from justkernel.a2a.endpoint import MAX_BODY_BYTES
 from justkernel.a2a.external import issue_token
-from justkernel.runtime import LabRuntime
+from justkernel.app import LabRuntime
 from tests.a2a.conftest import Served, new_run_with_teams, send, team_client
 
 RPC_BODY = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}

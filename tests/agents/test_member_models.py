@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from justkernel.runtime import LabRuntime
+from justkernel.app import LabRuntime
 from justkernel.scheduler.budget import BudgetCaps
 from justkernel.scheduler.scheduler import Scheduler, SchedulerConfig
 from justkernel.settings.models import ModelPreset

@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from justkernel.app import LabRuntime
 from justkernel.lab import open_lab
-from justkernel.runtime import LabRuntime
 from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.settings.config import Settings
 from justkernel.teams.workspace import TeamWorkspace
@@ -191,7 +191,7 @@ async def _events(settings: Settings, run_id: str) -> list[tuple[int, str, str, 
 async def _thread_call_ids(settings: Settings, run_id: str) -> dict[str, list[int]]:
     """The playbook step indices of each team's checkpointed conversation."""
     from justkernel.agents.playbook import parse_call_id
-    from justkernel.runtime import open_runtime
+    from justkernel.app import open_runtime
 
     async with open_runtime(settings, slots=1) as runtime:
         scheduler = runtime.scheduler(run_id, SchedulerConfig())

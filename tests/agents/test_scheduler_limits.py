@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from justkernel.runtime import LabRuntime
+from justkernel.app import LabRuntime
 from justkernel.scheduler.budget import BudgetCaps
 from justkernel.scheduler.scheduler import SchedulerConfig
 from tests.support.labs import scripted_preset

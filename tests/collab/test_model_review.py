@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from justkernel.agents.providers import build_chat_model
+from justkernel.app import LabRuntime
 from justkernel.judger.model_review import ModelReviewer, ModelVerdict, merge_reviews
 from justkernel.judger.review import Review, candidate_diff, review_candidate
 from justkernel.operators import OperatorDefinition, load_operator
-from justkernel.runtime import LabRuntime
 from justkernel.settings.models import ModelPreset
 from justkernel.settings.secrets import SecretsStore
 from tests.collab.test_judger import _measured  # the real evaluator, as in the Judger tests

@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from justkernel.app import LabRuntime, open_runtime
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
 from justkernel.judger.judger import Judger
 from justkernel.judger.settings import JudgerSettings
-from justkernel.runtime import LabRuntime, open_runtime
 from justkernel.settings.config import Settings
 
 TIMEOUT = 900

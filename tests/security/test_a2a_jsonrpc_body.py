@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import httpx
 
-from justkernel.runtime import LabRuntime
+from justkernel.app import LabRuntime
 from tests.a2a.conftest import new_run_with_teams, serve_a2a
 
 PARSE_ERROR = -32700

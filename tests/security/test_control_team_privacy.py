@@ -23,10 +23,10 @@ from sqlalchemy import insert
 
 from justkernel.a2a.board import LabBoard
 from justkernel.a2a.external import join_external
+from justkernel.app import LabRuntime
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
 from justkernel.judger.judger import Judger
 from justkernel.judger.settings import JudgerSettings
-from justkernel.runtime import LabRuntime
 from justkernel.settings.config import Settings
 from justkernel.store.candidates import CandidateStore, pack_files
 from justkernel.store.schema import candidates

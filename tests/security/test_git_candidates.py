@@ -17,7 +17,7 @@ from a2a.helpers import get_message_text, new_data_part, new_raw_part
 from a2a.types import TaskState
 from sqlalchemy import insert
 
-from justkernel.runtime import LabRuntime
+from justkernel.app import LabRuntime
 from justkernel.store.candidates import pack_files
 from justkernel.store.schema import candidates
 from justkernel.store.teams import TeamRegistry

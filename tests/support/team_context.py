@@ -11,7 +11,7 @@ from langchain_core.tools import BaseTool
 from justkernel.a2a.board import LabBoard
 from justkernel.agents.board_tools import BoardAccess, build_board_tools
 from justkernel.agents.tools import TeamContext
-from justkernel.runtime import LabRuntime
+from justkernel.app import LabRuntime
 from justkernel.store.candidates import CandidateStore
 from justkernel.store.experiments import ExperimentBook
 from justkernel.store.teams import Team, TeamRegistry

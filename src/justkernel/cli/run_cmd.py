@@ -12,7 +12,6 @@ from rich.live import Live
 from rich.table import Table
 
 from justkernel.cli.common import console, fail, settings_or_exit
-from justkernel.core.events.runs import RunSummary
 from justkernel.evaluation.connect import JudgeStartError
 from justkernel.evaluation.protocol import JudgeError
 from justkernel.settings.config import ConfigError, Settings
@@ -92,58 +91,41 @@ async def _run(
     *,
     judger: bool = True,
 ) -> None:
-    from justkernel.runtime import open_runtime
-    from justkernel.scheduler.summary import RunFigures
+    """An adapter over `app.RunSession`: signals set its stop, a live table shows its figures."""
+    from justkernel.app import RunSession, TeamPlan, open_runtime
 
     async with open_runtime(settings, slots=slots) as runtime:
         if resume:
-            run = await runtime.lab.runs.get(resume)
+            session = await RunSession.reopen(runtime, resume, config)
         else:
             presets = runtime.presets
             if model not in presets:
                 raise ValueError(f"unknown model preset {model!r}: {', '.join(sorted(presets))}")
-            run = await runtime.lab.runs.create(
-                name,
-                meta={
-                    "model": model,
-                    "teams": teams,
-                    "mode": "multi-team" if teams > 1 else "single main team",
-                    "offline": presets[model].provider == "offline",
-                },
-            )
-        scheduler = runtime.scheduler(run.id, config)
-        if not resume:
-            for _ in range(teams):
-                await scheduler.add_team(model)
-        console.print(f"run [bold]{run.id}[/] — {teams} team(s), model {model}")
-        client = await runtime.judge_client() if judger else None
-        judge = runtime.judger(scheduler, client) if client is not None else None
+            meta = {
+                "model": model,
+                "teams": teams,
+                "mode": "multi-team" if teams > 1 else "single main team",
+                "offline": presets[model].provider == "offline",
+            }
+            plans = [TeamPlan(model)] * teams
+            session = await RunSession.start(runtime, name, meta=meta, config=config, teams=plans)
+        run_id = session.run_id
+        console.print(f"run [bold]{run_id}[/] — {teams} team(s), model {model}")
+        judge = await session.open_judger(judge_required=True) if judger else None
         if judge is not None:
-            console.print(f"Judger: {client.backend} judge, settings in {judge.settings_file.path}")
-        stop = asyncio.Event()
+            backend = judge.client.backend
+            console.print(f"Judger: {backend} judge, settings in {judge.settings_file.path}")
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        figures = RunFigures(run.id)
-        judging_stop = asyncio.Event()
-        judging = asyncio.create_task(judge.run(judging_stop)) if judge else None
-        busy = judge.busy if judge else None
-        dispatch = asyncio.create_task(scheduler.run(seconds=minutes * 60, stop=stop, busy=busy))
+            loop.add_signal_handler(sig, session.stop.set)
+        dispatch = session.begin(minutes * 60, summarise_stop=True)
         with Live(console=console, refresh_per_second=2) as live:
             while not dispatch.done():
-                await figures.catch_up(runtime.lab.events)
-                await figures.refresh(scheduler.registry, scheduler.experiments)
-                live.update(figures_table(figures, f"{run.id} (running)"))
+                live.update(figures_table(await session.figures(), f"{run_id} (running)"))
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(dispatch), 1.0)
         reason = dispatch.result()
-        judging_stop.set()
-        if judging is not None:
-            await judging
-        await figures.catch_up(runtime.lab.events)
-        await figures.refresh(scheduler.registry, scheduler.experiments)
-        await runtime.lab.events.append(run.id, RunSummary(reason=reason, **figures.to_dict()))
-        console.print(figures_table(figures, f"{run.id}: {reason}"))
+        console.print(figures_table(await session.figures(), f"{run_id}: {reason}"))
 
 
 def register(app: typer.Typer) -> None:

@@ -1,22 +1,36 @@
-"""The Judger of one run, assembled from the lab runtime: the scheduler's board and frozen
-candidates, the judge client, the shared settings file, and the model reviewer of the preset
-the settings name (built on first use, one per preset)."""
+"""The Judger of one run, assembled from the parts the composition root (`app.LabRuntime`)
+hands over: the scheduler's board and frozen candidates, the judge client, the shared
+settings file, and the model reviewer of the preset the settings name (built on first use,
+one per preset). It takes parts, not the runtime, so the judger never imports the app."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Protocol
 
+from justkernel.a2a.board import LabBoard
 from justkernel.core.events.collab import JudgerModelReview
 from justkernel.evaluation.protocol import EvaluationClient
 from justkernel.judger.judger import Judger
 from justkernel.judger.model_review import ModelReviewer, merge_reviews
 from justkernel.judger.review import Review
+from justkernel.judger.settings import JudgerSettingsFile
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
 from justkernel.settings.models import ModelPreset
+from justkernel.store.candidates import CandidateStore
 
-if TYPE_CHECKING:
-    from justkernel.runtime import LabRuntime
+
+class JudgedRun(Protocol):
+    """What the Judger takes from the run's scheduler: its id, board and candidates."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def board(self) -> LabBoard: ...
+
+    @property
+    def candidates(self) -> CandidateStore: ...
 
 
 class PresetReviews:
@@ -48,15 +62,21 @@ class PresetReviews:
         return merge_reviews(rules, verdict)
 
 
-def build_judger(runtime: LabRuntime, scheduler: Any, client: EvaluationClient) -> Judger:
-    settings = runtime.judger_settings
-    reviews = PresetReviews(runtime.lab, scheduler.run_id, runtime.operator, runtime.presets)
+def build_judger(
+    lab: Lab,
+    operator: OperatorDefinition,
+    presets: dict[str, ModelPreset],
+    settings: JudgerSettingsFile,
+    run: JudgedRun,
+    client: EvaluationClient,
+) -> Judger:
+    reviews = PresetReviews(lab, run.run_id, operator, presets)
     return Judger(
-        runtime.lab,
-        scheduler.run_id,
-        runtime.operator,
-        scheduler.candidates,
-        scheduler.board,
+        lab,
+        run.run_id,
+        operator,
+        run.candidates,
+        run.board,
         client,
         settings.load(),
         settings_file=settings,

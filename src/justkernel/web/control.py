@@ -1,10 +1,11 @@
 """Controls the dashboard drives: the run controller (start, pause, resume, add and remove teams)
 and the Judger's controls (settings, approve, reject).
 
-`RunController` owns one `LabRuntime` in the server process, opened on first use (the agent
-stack is heavy; a server that only shows runs never pays for it), and dispatches runs in
-background tasks. Its runtime shares the web lab's event bus, so the dashboard's live stream
-gets each event the moment it is committed instead of on the next store poll.
+`RunController` is the dashboard's adapter over `app.RunSession`: it owns one `LabRuntime` in
+the server process, opened on first use (the agent stack is heavy; a server that only shows
+runs never pays for it) on the server's own `Lab` (one database engine, one event bus: the
+dashboard's live stream gets each event the moment it is committed), and drives at most one
+run at a time in a background task.
 """
 
 from __future__ import annotations
@@ -13,11 +14,9 @@ import asyncio
 import contextlib
 import logging
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from justkernel.core.events.collab import JudgerUnavailable
-from justkernel.core.events.runs import RunSummary, TeamExited
+from justkernel.core.events.runs import TeamExited
 from justkernel.lab import Lab
 from justkernel.settings.config import ConfigError
 from justkernel.settings.models import load_model_presets
@@ -25,8 +24,10 @@ from justkernel.store import Run
 from justkernel.web.forms import Conflict, FormErrors
 from justkernel.web.task_settings import TaskSettings
 
-if TYPE_CHECKING:
-    from justkernel.runtime import LabRuntime
+if TYPE_CHECKING:  # the agent stack takes seconds to import: only a driven run pays for it
+    from justkernel.app import LabRuntime, RunSession
+    from justkernel.scheduler.scheduler import Scheduler, SchedulerConfig
+    from justkernel.workers.evaluator import Evaluator
 
 log = logging.getLogger("justkernel.web.control")
 REMOVED_REASON = "removed from the dashboard"
@@ -44,22 +45,14 @@ class JudgerControls(Protocol):
     async def reject(self, run_id: str, candidate_id: str, by: str) -> dict[str, Any]: ...
 
 
-@dataclass
-class _Dispatch:
-    run_id: str
-    scheduler: Any
-    stop: asyncio.Event
-    task: asyncio.Task[str]
-    judger: Any = None  # the run's Judger, when the lab judges (JUSTKERNEL_JUDGE)
-
-
 class RunController:
     def __init__(self, lab: Lab) -> None:
         self.lab = lab
         self._stack: AsyncExitStack | None = None
         self._runtime: LabRuntime | None = None
         self._slots: int | None = None
-        self._dispatch: _Dispatch | None = None
+        self._session: RunSession | None = None  # the run being driven
+        self._task: asyncio.Task[str] | None = None  # `_drive` of that run
         self._last_error: str | None = None
         self._lock = asyncio.Lock()
 
@@ -67,18 +60,19 @@ class RunController:
     async def _open_runtime(self, slots: int | None) -> LabRuntime:
         if self._runtime is not None and (slots is None or slots == self._slots):
             return self._runtime
-        if self._dispatch is not None:
-            return self._runtime  # type: ignore[return-value]  # slots change waits for a pause
+        if self._session is not None and self._runtime is not None:
+            return self._runtime  # a slots change waits for a pause
         await self._close_runtime()
-        from justkernel.runtime import open_runtime  # heavy: only when a run is driven
+        from justkernel.app import open_runtime  # heavy: only when a run is driven
 
         stack = AsyncExitStack()
         try:
-            runtime = await stack.enter_async_context(open_runtime(self.lab.settings, slots=slots))
+            runtime = await stack.enter_async_context(
+                open_runtime(self.lab.settings, slots=slots, lab=self.lab)
+            )
         except (ConfigError, OSError, ValueError) as exc:  # hosts.toml, models, a port...
             await stack.aclose()
             raise Conflict(f"the lab cannot run teams: {exc}") from exc
-        runtime.lab.events.bus = self.lab.events.bus  # one fan-out for the whole process
         self._stack, self._runtime, self._slots = stack, runtime, slots
         return runtime
 
@@ -87,7 +81,7 @@ class RunController:
             stack, self._stack, self._runtime = self._stack, None, None
             await stack.aclose()
 
-    async def evaluator(self) -> Any:
+    async def evaluator(self) -> Evaluator:
         """The lab's evaluator (opening the runtime on first use): A2A submissions go through
         the same pool, cache and receipts as the teams' own."""
         return (await self._open_runtime(None)).evaluator
@@ -97,14 +91,14 @@ class RunController:
 
     # -- state ------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        active = self._dispatch
+        active = self._session
         return {
             "active_run": active.run_id if active else None,
             "state": "running" if active else "idle",
             "last_error": self._last_error,
         }
 
-    def _config(self, task: TaskSettings) -> Any:
+    def _config(self, task: TaskSettings) -> SchedulerConfig:
         from justkernel.scheduler.scheduler import SchedulerConfig
 
         return SchedulerConfig(model_calls=task.model_calls, members=task.members)
@@ -119,111 +113,83 @@ class RunController:
 
     # -- actions ----------------------------------------------------------------------------
     async def start(self, task: TaskSettings) -> Run:
+        from justkernel.app import RunSession, TeamPlan
+
         async with self._lock:
-            if self._dispatch is not None:
-                raise Conflict(f"run {self._dispatch.run_id} is running; pause it first")
+            if self._session is not None:
+                raise Conflict(f"run {self._session.run_id} is running; pause it first")
             runtime = await self._open_runtime(task.slots)
             presets = runtime.presets
             offline = all(presets[t.model].provider == "offline" for t in task.teams)
-            run = await self.lab.runs.create(
-                task.name,
-                meta={
-                    "model": task.teams[0].model,
-                    "teams": len(task.teams),
-                    "mode": "multi-team" if task.mode == "multi" else "single main team",
-                    "offline": offline,
-                    "started_from": "dashboard",
-                    "task": task.model_dump(mode="json"),
-                },
+            meta = {
+                "model": task.teams[0].model,
+                "teams": len(task.teams),
+                "mode": "multi-team" if task.mode == "multi" else "single main team",
+                "offline": offline,
+                "started_from": "dashboard",
+                "task": task.model_dump(mode="json"),
+            }
+            plans = [TeamPlan(p.model, _team_config(p.members)) for p in task.teams]
+            session = await RunSession.start(
+                runtime, task.name, meta=meta, config=self._config(task), teams=plans
             )
-            scheduler = runtime.scheduler(run.id, self._config(task))
-            for plan in task.teams:
-                await scheduler.add_team(plan.model, config=_team_config(plan.members))
-            await self._begin(runtime, run.id, scheduler, task)
-            return run
+            await self._begin(session, task)
+            return session.run
 
-    async def _judger(self, runtime: LabRuntime, run_id: str, scheduler: Any) -> Any:
-        """The run's Judger, or None when judging is off or the judge cannot be reached (the
-        run goes on without it, and a `judger.unavailable` event says why)."""
-        from justkernel.evaluation.connect import JudgeStartError
-        from justkernel.evaluation.protocol import JudgeError
-
-        try:
-            client = await runtime.judge_client()
-        except (ConfigError, JudgeStartError, JudgeError, OSError) as exc:
-            log.warning("run %s: no Judger: %s", run_id, exc)
-            await self.lab.events.append(run_id, JudgerUnavailable(detail=str(exc)))
-            return None
-        return runtime.judger(scheduler, client) if client is not None else None
-
-    async def _begin(
-        self, runtime: LabRuntime, run_id: str, scheduler: Any, task: TaskSettings
-    ) -> None:
-        stop = asyncio.Event()
+    async def _begin(self, session: RunSession, task: TaskSettings) -> None:
+        """Drive the run in the background, its Judger beside it when the lab judges (a judge
+        that cannot be reached is logged as `judger.unavailable`; the run goes on)."""
+        await session.open_judger(judge_required=False)
         seconds = task.minutes * 60 if task.minutes else None
-        judger = await self._judger(runtime, run_id, scheduler)
-        coro = self._drive(run_id, scheduler, judger, seconds, stop)
-        self._dispatch = _Dispatch(run_id, scheduler, stop, asyncio.create_task(coro), judger)
-        self._last_error = None
+        self._session, self._last_error = session, None
+        self._task = asyncio.create_task(self._drive(session, seconds))
 
-    async def _drive(
-        self, run_id: str, scheduler: Any, judger: Any, seconds: float | None, stop: Any
-    ) -> str:
-        """Dispatch the teams while the Judger works beside them; the run ends when the teams
-        are done and the Judger expects no more official results (or at the deadline)."""
+    async def _drive(self, session: RunSession, seconds: float | None) -> str:
+        """A pause is not the run's end (no summary then); a crashed dispatch is reported in
+        `status`, never silently lost."""
         reason = "failed"
-        judging_stop = asyncio.Event()
-        judging = asyncio.create_task(judger.run(judging_stop)) if judger is not None else None
         try:
-            busy = judger.busy if judger is not None else None
-            reason = await scheduler.run(seconds=seconds, stop=stop, busy=busy)
-            if reason != "stopped":
-                await self._summarise(run_id, scheduler, reason)
-        except Exception as exc:  # a crashed dispatch is reported, never silently lost
-            log.exception("run %s: dispatch failed", run_id)
-            self._last_error = f"run {run_id}: {type(exc).__name__}: {exc}"
+            reason = await session.drive(seconds, summarise_stop=False)
+        except Exception as exc:
+            log.exception("run %s: dispatch failed", session.run_id)
+            self._last_error = f"run {session.run_id}: {type(exc).__name__}: {exc}"
         finally:
-            judging_stop.set()
-            if judging is not None:
-                with contextlib.suppress(Exception):
-                    await judging
-            if self._dispatch is not None and self._dispatch.run_id == run_id:
-                self._dispatch = None
+            if self._session is session:
+                self._session, self._task = None, None
         return reason
-
-    async def _summarise(self, run_id: str, scheduler: Any, reason: str) -> None:
-        from justkernel.scheduler.summary import RunFigures
-
-        figures = RunFigures(run_id)
-        await figures.catch_up(self.lab.events)
-        await figures.refresh(scheduler.registry, scheduler.experiments)
-        await self.lab.events.append(run_id, RunSummary(reason=reason, **figures.to_dict()))
 
     async def pause(self, run_id: str) -> None:
         """Stop dispatching; teams mid-turn are interrupted and resume from their checkpoint."""
         async with self._lock:
-            active = self._dispatch
+            active = self._session
             if active is None or active.run_id != run_id:
                 raise Conflict(f"run {run_id} is not running")
-            active.stop.set()
+            await self._halt(active)
+
+    async def _halt(self, active: RunSession) -> None:
+        task = self._task
+        active.stop.set()
+        if task is not None:
             with contextlib.suppress(asyncio.CancelledError):
-                await active.task
+                await task
 
     async def resume(self, run_id: str) -> None:
+        from justkernel.app import RunSession
+
         async with self._lock:
-            if self._dispatch is not None:
-                raise Conflict(f"run {self._dispatch.run_id} is running; pause it first")
+            if self._session is not None:
+                raise Conflict(f"run {self._session.run_id} is running; pause it first")
             run = await self.lab.runs.get(run_id)
             if run.mode != "live" or run.read_only:
                 raise Conflict(f"run {run_id} is a {run.mode} run; only live runs resume")
             task = self._task_of(run)
             runtime = await self._open_runtime(task.slots)
-            scheduler = runtime.scheduler(run.id, self._config(task))
-            await self._begin(runtime, run.id, scheduler, task.model_copy(update={"minutes": None}))
+            session = await RunSession.reopen(runtime, run.id, self._config(task))
+            await self._begin(session, task.model_copy(update={"minutes": None}))
 
-    async def _scheduler(self, run_id: str) -> Any:
-        if self._dispatch is not None and self._dispatch.run_id == run_id:
-            return self._dispatch.scheduler
+    async def _scheduler(self, run_id: str) -> Scheduler:
+        if self._session is not None and self._session.run_id == run_id:
+            return self._session.scheduler
         run = await self.lab.runs.get(run_id)
         if run.mode != "live" or run.read_only:
             raise Conflict(f"run {run_id} is a {run.mode} run; its teams cannot change")
@@ -263,11 +229,10 @@ class RunController:
             await self.lab.events.append(run_id, TeamExited(reason=REMOVED_REASON), team=team_id)
 
     async def close(self) -> None:
-        active = self._dispatch
+        active = self._session
         if active is not None:
-            active.stop.set()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await active.task
+            with contextlib.suppress(Exception):
+                await self._halt(active)
         await self._close_runtime()
 
 

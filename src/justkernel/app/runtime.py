@@ -2,7 +2,10 @@
 presets and the agents' checkpointer, opened and closed together. The pool comes from
 `hosts.toml` (`workers.pool_config`): local slots, SSH hosts, a Dask cluster. The judge client
 (and the local judge process behind it) opens on first use: a lab that only evaluates never
-starts a judge."""
+starts a judge.
+
+A process opens one database engine: the web server passes its own `Lab` in (`lab=`), and the
+runtime then neither opens a second one nor closes it."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from justkernel.evaluation.connect import connect_judge
 from justkernel.evaluation.protocol import EvaluationClient
@@ -24,6 +27,12 @@ from justkernel.workers.evaluator import Evaluator
 from justkernel.workers.pool import WorkerPool
 from justkernel.workers.pool_config import build_pool, default_slots
 
+if TYPE_CHECKING:  # the agent stack takes seconds to import: only a driven run pays for it
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from justkernel.judger.judger import Judger
+    from justkernel.scheduler.scheduler import Scheduler, SchedulerConfig
+
 
 @dataclass
 class LabRuntime:
@@ -32,7 +41,7 @@ class LabRuntime:
     pool: WorkerPool
     evaluator: Evaluator
     presets: dict[str, ModelPreset]
-    checkpointer: Any
+    checkpointer: BaseCheckpointSaver[str]
     resources: AsyncExitStack = field(default_factory=AsyncExitStack)
     _judge: tuple[EvaluationClient | None] | None = None
     _judge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -41,7 +50,7 @@ class LabRuntime:
     def judger_settings(self) -> JudgerSettingsFile:
         return JudgerSettingsFile(self.lab.settings.resolved_data_dir)
 
-    def scheduler(self, run_id: str, config: Any = None) -> Any:
+    def scheduler(self, run_id: str, config: SchedulerConfig | None = None) -> Scheduler:
         from justkernel.scheduler.scheduler import Scheduler
 
         settings = self.judger_settings
@@ -67,12 +76,14 @@ class LabRuntime:
                 self._judge = (client,)
             return self._judge[0]
 
-    def judger(self, scheduler: Any, client: EvaluationClient) -> Any:
+    def judger(self, scheduler: Scheduler, client: EvaluationClient) -> Judger:
         """The run's Judger, on the scheduler's board and candidates, reading the shared
         settings file before every pass."""
         from justkernel.judger.session import build_judger
 
-        return build_judger(self, scheduler, client)
+        return build_judger(
+            self.lab, self.operator, self.presets, self.judger_settings, scheduler, client
+        )
 
 
 __all__ = ["LabRuntime", "default_slots", "open_runtime"]
@@ -80,22 +91,27 @@ __all__ = ["LabRuntime", "default_slots", "open_runtime"]
 
 @asynccontextmanager
 async def open_runtime(
-    settings: Settings, *, slots: int | None = None
+    settings: Settings, *, slots: int | None = None, lab: Lab | None = None
 ) -> AsyncIterator[LabRuntime]:
+    """Open the runtime on `lab` when given (the caller keeps it open and closes it), else on
+    a lab of its own."""
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     operator = load_operator()
     toolchain = CpuToolchain(operator)
     pool = build_pool(settings, toolchain, local_slots=slots)  # a bad hosts file fails here
-    lab = await open_lab(settings)
-    evaluator = Evaluator(settings, pool, toolchain, lab.blobs)
-    presets = load_model_presets(settings.models_local_file)
-    checkpoints = settings.resolved_data_dir / "checkpoints.db"
+    owned = lab is None
     try:
+        if lab is None:
+            lab = await open_lab(settings)
+        evaluator = Evaluator(settings, pool, toolchain, lab.blobs)
+        presets = load_model_presets(settings.models_local_file)
+        checkpoints = settings.resolved_data_dir / "checkpoints.db"
         async with AsyncSqliteSaver.from_conn_string(str(checkpoints)) as saver:
             runtime = LabRuntime(lab, operator, pool, evaluator, presets, saver)
             async with runtime.resources:
                 yield runtime
     finally:
         await pool.close()
-        await lab.close()
+        if owned and lab is not None:
+            await lab.close()

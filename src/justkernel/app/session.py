@@ -1,0 +1,145 @@
+"""One run, driven: create or reopen the run, add its teams, open the judge client and the
+Judger beside the scheduler (its `busy` hook keeps the run open while official results are
+due), dispatch until the deadline, the teams' end or `stop`, then log `run.summary`.
+
+The CLI (`justkernel run`) and the dashboard (`web.control.RunController`) both drive runs
+through this class; they differ only in what they show and in how a missing judge is taken
+(`judge_required`): the CLI fails, the dashboard runs on and logs `judger.unavailable`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from justkernel.app.runtime import LabRuntime
+from justkernel.core.events.collab import JudgerUnavailable
+from justkernel.core.events.runs import RunSummary
+from justkernel.settings.config import ConfigError
+from justkernel.store import Run
+
+if TYPE_CHECKING:  # the agent stack takes seconds to import: only a driven run pays for it
+    from justkernel.judger.judger import Judger
+    from justkernel.scheduler.scheduler import Scheduler, SchedulerConfig
+    from justkernel.scheduler.summary import RunFigures
+
+log = logging.getLogger("justkernel.app.session")
+STOPPED = "stopped"  # the reason `Scheduler.run` gives when `stop` was set
+
+
+@dataclass(frozen=True)
+class TeamPlan:
+    """One team to add when a run starts: its model preset and its team config (members)."""
+
+    model: str
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+
+class RunSession:
+    """Drives one run on a `LabRuntime`. Build it with `start` (a new run) or `reopen` (a run
+    that exists: resumed, or its teams changed), then `drive` it once."""
+
+    def __init__(self, runtime: LabRuntime, run: Run, scheduler: Scheduler) -> None:
+        self.runtime = runtime
+        self.run = run
+        self.scheduler = scheduler
+        self.judger: Judger | None = None
+        self.stop = asyncio.Event()
+        self._figures: RunFigures | None = None
+        self._figures_lock = asyncio.Lock()  # the live view and the summary share one fold
+
+    @property
+    def run_id(self) -> str:
+        return self.run.id
+
+    @classmethod
+    async def start(
+        cls,
+        runtime: LabRuntime,
+        name: str,
+        *,
+        meta: dict[str, Any],
+        config: SchedulerConfig | None,
+        teams: Sequence[TeamPlan],
+    ) -> RunSession:
+        """Create the run and add its teams."""
+        run = await runtime.lab.runs.create(name, meta=meta)
+        session = cls(runtime, run, runtime.scheduler(run.id, config))
+        for plan in teams:
+            await session.scheduler.add_team(plan.model, config=dict(plan.config))
+        return session
+
+    @classmethod
+    async def reopen(
+        cls, runtime: LabRuntime, run_id: str, config: SchedulerConfig | None
+    ) -> RunSession:
+        """A run that exists, with its teams as stored (LookupError when unknown)."""
+        run = await runtime.lab.runs.get(run_id)
+        return cls(runtime, run, runtime.scheduler(run.id, config))
+
+    async def open_judger(self, *, judge_required: bool) -> Judger | None:
+        """The run's Judger, or None when `JUSTKERNEL_JUDGE` is off. When the judge cannot be
+        reached, raise if `judge_required`; otherwise log `judger.unavailable` (the run goes
+        on without a Judger)."""
+        from justkernel.evaluation.connect import JudgeStartError
+        from justkernel.evaluation.protocol import JudgeError
+
+        try:
+            client = await self.runtime.judge_client()
+        except (ConfigError, JudgeStartError, JudgeError, OSError) as exc:
+            if judge_required:
+                raise
+            log.warning("run %s: no Judger: %s", self.run_id, exc)
+            await self.runtime.lab.events.append(self.run_id, JudgerUnavailable(detail=str(exc)))
+            return None
+        self.judger = self.runtime.judger(self.scheduler, client) if client is not None else None
+        return self.judger
+
+    async def drive(self, seconds: float | None, *, summarise_stop: bool) -> str:
+        """Dispatch the teams while the Judger works beside them; the run ends when the teams
+        are done and the Judger expects no more official results, at the deadline, or when
+        `stop` is set. Returns the scheduler's reason. `run.summary` is logged after the Judger
+        has stopped, unless the run was stopped and `summarise_stop` is False (a dashboard
+        pause is not the run's end). A crashed dispatch raises; a crashed Judger is logged."""
+        judger = self.judger
+        judging_stop = asyncio.Event()
+        judging = asyncio.create_task(judger.run(judging_stop)) if judger is not None else None
+        try:
+            busy = judger.busy if judger is not None else None
+            reason = await self.scheduler.run(seconds=seconds, stop=self.stop, busy=busy)
+        finally:
+            judging_stop.set()
+            if judging is not None:
+                await self._stopped(judging)
+        if reason != STOPPED or summarise_stop:
+            figures = await self.figures()
+            await self.runtime.lab.events.append(
+                self.run_id, RunSummary(reason=reason, **figures.to_dict())
+            )
+        return reason
+
+    async def _stopped(self, judging: asyncio.Task[None]) -> None:
+        try:
+            await judging
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the teams' results stand; the summary still comes
+            log.exception("run %s: the Judger failed", self.run_id)
+
+    async def figures(self) -> RunFigures:
+        """The run's figures so far (events folded incrementally, team and experiment fields
+        re-read): what the CLI's live table shows and what `run.summary` records."""
+        from justkernel.scheduler.summary import RunFigures
+
+        async with self._figures_lock:
+            if self._figures is None:
+                self._figures = RunFigures(self.run_id)
+            await self._figures.catch_up(self.runtime.lab.events)
+            await self._figures.refresh(self.scheduler.registry, self.scheduler.experiments)
+            return self._figures
+
+    def begin(self, seconds: float | None, *, summarise_stop: bool) -> asyncio.Task[str]:
+        """`drive` in a task of its own, for a caller that shows progress meanwhile."""
+        return asyncio.create_task(self.drive(seconds, summarise_stop=summarise_stop))
