@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from justkernel.store.database import Database
+from justkernel.store.database import Database, where_given
 from justkernel.store.records import Record
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import board_messages, deliveries
@@ -97,14 +97,14 @@ class BoardStore:
     async def by_sender_id(
         self, run_id: str, sender: str, sender_message_id: str
     ) -> BoardMessage | None:
-        row = await self._db.fetch_one(
+        return await self._db.record(
+            BoardMessage,
             select(board_messages).where(
                 board_messages.c.run_id == run_id,
                 board_messages.c.sender == sender,
                 board_messages.c.sender_message_id == sender_message_id,
-            )
+            ),
         )
-        return BoardMessage.from_row(row) if row is not None else None
 
     async def deliver(self, run_id: str, team_id: str, call_id: str) -> list[BoardMessage]:
         """Pending messages for the team, now delivered by `call_id`, plus those the same call
@@ -147,7 +147,7 @@ class BoardStore:
         )
         if call_ids is not None:
             query = query.where(deliveries.c.delivered_by.in_(call_ids))
-        return [Delivery.from_row(r) for r in await self._db.fetch_all(query)]
+        return await self._db.records(Delivery, query)
 
     async def mark_acked(self, run_id: str, team_id: str, message_ids: list[str]) -> None:
         await self._db.write(
@@ -192,8 +192,8 @@ class BoardStore:
         return {r.team_id: r.status for r in rows}
 
     async def messages(self, run_id: str, type: str | None = None) -> list[BoardMessage]:
-        query = select(board_messages).where(board_messages.c.run_id == run_id)
-        if type is not None:
-            query = query.where(board_messages.c.type == type)
-        rows = await self._db.fetch_all(query.order_by(board_messages.c.created_at))
-        return [BoardMessage.from_row(r) for r in rows]
+        query = where_given(
+            select(board_messages).where(board_messages.c.run_id == run_id),
+            (board_messages.c.type, type),
+        )
+        return await self._db.records(BoardMessage, query.order_by(board_messages.c.created_at))

@@ -22,7 +22,7 @@ from justkernel.core.events.collab import CandidateFrozen
 from justkernel.core.relpath import relpath_problem
 from justkernel.core.statuses import CandidateStatus
 from justkernel.store.blobs import BlobStore
-from justkernel.store.database import Database
+from justkernel.store.database import Database, where_given
 from justkernel.store.records import Record
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import candidates
@@ -158,21 +158,24 @@ class CandidateStore:
         )
 
     async def by_source(self, run_id: str, source_sha256: str) -> Candidate | None:
-        row = await self._db.fetch_one(
+        return await self._db.record(
+            Candidate,
             select(candidates).where(
                 candidates.c.run_id == run_id,
                 candidates.c.source_sha256 == source_sha256,
-            )
+            ),
         )
-        return Candidate.from_row(row) if row is not None else None
 
     async def get(self, run_id: str, candidate_id: str) -> Candidate:
-        row = await self._db.fetch_one(
-            select(candidates).where(candidates.c.run_id == run_id, candidates.c.id == candidate_id)
+        found = await self._db.record(
+            Candidate,
+            select(candidates).where(
+                candidates.c.run_id == run_id, candidates.c.id == candidate_id
+            ),
         )
-        if row is None:
+        if found is None:
             raise LookupError(f"no candidate {candidate_id}")
-        return Candidate.from_row(row)
+        return found
 
     async def list(
         self,
@@ -181,13 +184,12 @@ class CandidateStore:
         status: CandidateStatus | str | None = None,
         team_id: str | None = None,
     ) -> list[Candidate]:
-        query = select(candidates).where(candidates.c.run_id == run_id)
-        if status is not None:
-            query = query.where(candidates.c.status == status)
-        if team_id is not None:
-            query = query.where(candidates.c.team_id == team_id)
-        rows = await self._db.fetch_all(query.order_by(candidates.c.created_at))
-        return [Candidate.from_row(r) for r in rows]
+        query = where_given(
+            select(candidates).where(candidates.c.run_id == run_id),
+            (candidates.c.status, status),
+            (candidates.c.team_id, team_id),
+        )
+        return await self._db.records(Candidate, query.order_by(candidates.c.created_at))
 
     async def set_status(
         self,

@@ -11,13 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.sql import Executable
+from sqlalchemy.sql import ColumnElement, Executable, Select
 
+from justkernel.store.records import Record
+
+R = TypeVar("R", bound=Record)
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 _SQLITE_BUSY_TIMEOUT_MS = 30_000
 
@@ -53,6 +56,14 @@ class Database:
         async with self.reader.connect() as conn:
             return (await conn.execute(query)).all()
 
+    async def record(self, cls: type[R], query: Executable) -> R | None:
+        """The one row a read finds as a `cls` record, or None."""
+        row = await self.fetch_one(query)
+        return cls.from_row(row) if row is not None else None
+
+    async def records(self, cls: type[R], query: Executable) -> list[R]:
+        return [cls.from_row(row) for row in await self.fetch_all(query)]
+
     async def scalar(self, query: Executable) -> Any:
         """The single value of a read (a count, say)."""
         async with self.reader.connect() as conn:
@@ -67,6 +78,15 @@ class Database:
         await self.writer.dispose()
         if self.reader is not self.writer:
             await self.reader.dispose()
+
+
+def where_given(query: Select[Any], *filters: tuple[ColumnElement[Any], Any]) -> Select[Any]:
+    """`query` narrowed by each (column, value) whose value is given (not None): the optional
+    filters of a repository's list methods."""
+    for column, value in filters:
+        if value is not None:
+            query = query.where(column == value)
+    return query
 
 
 def open_database(url: str) -> Database:

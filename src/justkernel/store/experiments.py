@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from sqlalchemy import func, insert, select, update
 
-from justkernel.store.database import Database
+from justkernel.store.database import Database, where_given
 from justkernel.store.records import Record
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import experiments
@@ -90,11 +90,11 @@ class ExperimentBook:
         return Experiment.from_row(row)
 
     async def list(self, run_id: str, team_id: str | None = None) -> list[Experiment]:
-        query = select(experiments).where(experiments.c.run_id == run_id)
-        if team_id is not None:
-            query = query.where(experiments.c.team_id == team_id)
-        rows = await self._db.fetch_all(query.order_by(experiments.c.number))
-        return [Experiment.from_row(r) for r in rows]
+        query = where_given(
+            select(experiments).where(experiments.c.run_id == run_id),
+            (experiments.c.team_id, team_id),
+        )
+        return await self._db.records(Experiment, query.order_by(experiments.c.number))
 
     async def open_plan(self, run_id: str, team_id: str) -> Experiment | None:
         """The latest plan not yet closed by a full simulation."""

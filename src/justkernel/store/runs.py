@@ -96,11 +96,10 @@ class RunRepository:
         return run
 
     async def get(self, run_id: str) -> Run:
-        row = await self._db.fetch_one(select(runs).where(runs.c.id == run_id))
-        if row is None:
+        found = await self._db.record(Run, select(runs).where(runs.c.id == run_id))
+        if found is None:
             raise UnknownRun(run_id)
-        return Run.from_row(row)
+        return found
 
     async def list(self) -> list[Run]:
-        rows = await self._db.fetch_all(select(runs).order_by(runs.c.created_at.desc()))
-        return [Run.from_row(r) for r in rows]
+        return await self._db.records(Run, select(runs).order_by(runs.c.created_at.desc()))

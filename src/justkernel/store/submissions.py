@@ -18,7 +18,7 @@ from sqlalchemy import and_, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from justkernel.core.statuses import SubmissionStatus
-from justkernel.store.database import Database
+from justkernel.store.database import Database, where_given
 from justkernel.store.records import Record
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import candidates, submissions
@@ -129,13 +129,12 @@ class SubmissionStore:
         status: SubmissionStatus | None = None,
     ) -> list[Submission]:
         """A run's rows, oldest first."""
-        query = select(submissions).where(submissions.c.run_id == run_id)
-        if backend is not None:
-            query = query.where(submissions.c.backend == backend)
-        if status is not None:
-            query = query.where(submissions.c.status == status)
-        rows = await self._db.fetch_all(query.order_by(submissions.c.submitted_at))
-        return [Submission.from_row(r) for r in rows]
+        query = where_given(
+            select(submissions).where(submissions.c.run_id == run_id),
+            (submissions.c.backend, backend),
+            (submissions.c.status, status),
+        )
+        return await self._db.records(Submission, query.order_by(submissions.c.submitted_at))
 
     async def count_on_day(self, backend: str, day: str, *, unverified_only: bool = False) -> int:
         """A backend's rows of one quota day, over every run; `unverified_only`: only those of

@@ -103,7 +103,7 @@ class TeamRegistry:
         query = select(teams).where(teams.c.run_id == run_id).order_by(teams.c.number)
         if not include_exited:
             query = query.where(teams.c.status != "exited")
-        return [Team.from_row(r) for r in await self._db.fetch_all(query)]
+        return await self._db.records(Team, query)
 
     async def exists(self, team_id: str) -> bool:
         """Whether any run has a team of that id (a public agent card needs no more)."""
@@ -111,12 +111,12 @@ class TeamRegistry:
         return await self._db.fetch_one(query) is not None
 
     async def get(self, run_id: str, team_id: str) -> Team:
-        row = await self._db.fetch_one(
-            select(teams).where(teams.c.run_id == run_id, teams.c.id == team_id)
+        found = await self._db.record(
+            Team, select(teams).where(teams.c.run_id == run_id, teams.c.id == team_id)
         )
-        if row is None:
+        if found is None:
             raise UnknownTeam(f"{run_id}/{team_id}")
-        return Team.from_row(row)
+        return found
 
     async def set_status(
         self, run_id: str, team_id: str, status: TeamStatus, reason: str | None = None

@@ -79,10 +79,10 @@ class TokenStore:
         """The team a presented token speaks for, or None (unknown or revoked)."""
         if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
             return None
-        row = await self._db.fetch_one(
+        return await self._db.record(
+            TeamIdentity,
             select(a2a_tokens.c.run_id, a2a_tokens.c.team_id).where(
                 a2a_tokens.c.token_sha256 == token_digest(token),
                 a2a_tokens.c.revoked_at.is_(None),
-            )
+            ),
         )
-        return TeamIdentity.from_row(row) if row is not None else None
