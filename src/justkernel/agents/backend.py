@@ -1,24 +1,31 @@
 """The Deep Agents file backend of a team: the built-in file tools, confined to its workspace.
 
-Deep Agents' `FilesystemBackend(virtual_mode=True)` already maps `/` to the workspace; this
-subclass routes every path through `TeamWorkspace.resolve`, which also refuses symlinks, git
-internals and writes to files the operator fixes. Refusals are `PermissionError`s, which the
-backend turns into a tool error the agent can read (without the host path). The workspace's
-repository lives outside the tree; should anything git reads as its own be in it anyway (an
-earlier session's data), `ls`, `grep` and `glob` leave it out of what they return.
+Deep Agents' `FilesystemBackend(virtual_mode=True)` already maps `/` to the workspace and refuses
+`..`; this subclass extends it only through its public methods (the `BackendProtocol`, so a
+newer Deep Agents cannot route around it through a renamed private helper). Each one first asks
+`TeamWorkspace.resolve` — the team tree policy (`core/relpath.py`: no git names, no `..`, no
+control characters), no symlinks, and for every write path (write, edit, delete and
+`upload_files`, which Deep Agents' own middlewares use to offload media) the operator's path
+policy — and hands Deep Agents the path in the form it checked, so the two cannot read a path
+differently (a backslash is a separator to the policy, a file name character to POSIX). A
+refusal comes back as the operation's error, naming the path as the agent gave it and never
+the host path. The workspace's repository lives outside the tree; should anything git reads as
+its own be in it anyway (an earlier session's data), `ls`, `grep` and `glob` leave it out.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from deepagents.backends import FilesystemBackend
 from deepagents.backends.protocol import (
+    PERMISSION_DENIED,
     DeleteResult,
     EditResult,
+    FileDownloadResponse,
+    FileUploadResponse,
     GlobResult,
     GrepResult,
     LsResult,
+    ReadResult,
     WriteResult,
 )
 
@@ -31,23 +38,41 @@ def _shown(virtual_path: str) -> bool:
     return not any(is_git_name(part) for part in virtual_path.split("/") if part)
 
 
+class Refused(Exception):
+    """A path the workspace refuses; the message is safe to show the agent."""
+
+
 class WorkspaceBackend(FilesystemBackend):
     def __init__(self, workspace: TeamWorkspace) -> None:
         super().__init__(root_dir=workspace.root, virtual_mode=True)
         self.workspace = workspace
 
-    def _resolve_path(self, key: str) -> Path:
-        return self.workspace.resolve(key)
-
-    def _check_write(self, file_path: str) -> str | None:
+    def checked(self, path: str, *, write: bool = False) -> str:
+        """`path` as the workspace policy read it (a virtual path under `/`), or `Refused`
+        saying why the team may not read it (or, with `write`, change it)."""
         try:
-            self.workspace.resolve(file_path, write=True)
+            host = self.workspace.resolve(path, write=write)
         except WorkspaceError as exc:
-            return str(exc)
-        return None
+            raise Refused(str(exc)) from None
+        rel = host.relative_to(self.workspace.root).as_posix()
+        if ".." in rel:  # Deep Agents refuses it anywhere in a path (by raising)
+            raise Refused(f"{path}: a name with '..' in it cannot be used by the file tools")
+        return "/" if rel == "." else f"/{rel}"
+
+    # -- reads ----------------------------------------------------------------------------
+    def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
+        try:
+            path = self.checked(file_path)
+        except Refused as exc:
+            return ReadResult(error=str(exc))
+        return super().read(path, offset, limit)
 
     def ls(self, path: str) -> LsResult:
-        result = super().ls(path)
+        try:
+            checked = self.checked(path)
+        except Refused as exc:
+            return LsResult(error=str(exc), entries=None)
+        result = super().ls(checked)
         if result.entries is not None:
             result.entries = [e for e in result.entries if _shown(e["path"])]
         return result
@@ -61,30 +86,76 @@ class WorkspaceBackend(FilesystemBackend):
         max_count: int | None = None,
         context_lines: int = 0,
     ) -> GrepResult:
-        result = super().grep(pattern, path, glob, max_count=max_count, context_lines=context_lines)
+        try:
+            checked = self.checked(path or "/")
+        except Refused as exc:
+            return GrepResult(error=str(exc), matches=[])
+        result = super().grep(
+            pattern, checked, glob, max_count=max_count, context_lines=context_lines
+        )
         if result.matches is not None:
             result.matches = [m for m in result.matches if _shown(m["path"])]
         return result
 
     def glob(self, pattern: str, path: str | None = None) -> GlobResult:
-        result = super().glob(pattern, path)
+        try:
+            checked = self.checked(path or "/")
+        except Refused as exc:
+            return GlobResult(error=str(exc), matches=None)
+        result = super().glob(pattern, checked)
         if result.matches is not None:
             result.matches = [m for m in result.matches if _shown(m["path"])]
         return result
 
+    def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
+        """Each path is checked like a read; answers in the order asked."""
+        answers: list[FileDownloadResponse] = []
+        for path in paths:
+            try:
+                checked = self.checked(path)
+            except Refused:
+                answers.append(FileDownloadResponse(path=path, error=PERMISSION_DENIED))
+                continue
+            (answer,) = super().download_files([checked])
+            answers.append(
+                FileDownloadResponse(path=path, content=answer.content, error=answer.error)
+            )
+        return answers
+
+    # -- writes ---------------------------------------------------------------------------
     def write(self, file_path: str, content: str) -> WriteResult:
-        if (problem := self._check_write(file_path)) is not None:
-            return WriteResult(error=problem)
-        return super().write(file_path, content)
+        try:
+            path = self.checked(file_path, write=True)
+        except Refused as exc:
+            return WriteResult(error=str(exc))
+        return super().write(path, content)
 
     def edit(
         self, file_path: str, old_string: str, new_string: str, replace_all: bool = False
     ) -> EditResult:
-        if (problem := self._check_write(file_path)) is not None:
-            return EditResult(error=problem)
-        return super().edit(file_path, old_string, new_string, replace_all)
+        try:
+            path = self.checked(file_path, write=True)
+        except Refused as exc:
+            return EditResult(error=str(exc))
+        return super().edit(path, old_string, new_string, replace_all)
 
     def delete(self, file_path: str) -> DeleteResult:
-        if (problem := self._check_write(file_path)) is not None:
-            return DeleteResult(error=problem)
-        return super().delete(file_path)
+        try:
+            path = self.checked(file_path, write=True)
+        except Refused as exc:
+            return DeleteResult(error=str(exc))
+        return super().delete(path)
+
+    def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
+        """Each file is checked like a write (a refusal is the protocol's
+        `permission_denied`); answers in the order asked."""
+        answers: list[FileUploadResponse] = []
+        for path, content in files:
+            try:
+                checked = self.checked(path, write=True)
+            except Refused:
+                answers.append(FileUploadResponse(path=path, error=PERMISSION_DENIED))
+                continue
+            (answer,) = super().upload_files([(checked, content)])
+            answers.append(FileUploadResponse(path=path, error=answer.error))
+        return answers
