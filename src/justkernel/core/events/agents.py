@@ -1,5 +1,5 @@
 """Payloads of agent activity: model calls, tool calls, plans, source changes and receipts
-(written by the team observer and the team tools)."""
+(written by the team's events middleware and the team tools)."""
 
 from __future__ import annotations
 
