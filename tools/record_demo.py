@@ -19,8 +19,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from justkernel.app import open_runtime
 from justkernel.events.bundle_export import export_run
-from justkernel.runtime import open_runtime
 from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.scheduler.summary import RunFigures
 from justkernel.settings.config import Settings
