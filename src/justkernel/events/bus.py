@@ -54,6 +54,3 @@ class EventBus:
         for event in events:
             for sub in self._subscriptions.get(event.run_id, ()):
                 sub.offer(event)
-
-    def subscriber_count(self, run_id: str) -> int:
-        return len(self._subscriptions.get(run_id, ()))

@@ -42,10 +42,6 @@ class Database:
     writer: AsyncEngine
     reader: AsyncEngine
 
-    @property
-    def is_sqlite(self) -> bool:
-        return self.url.startswith("sqlite")
-
     # reads go to the reader engine (never blocked by the single SQLite writer, thanks to WAL)
     async def fetch_one(self, query: Executable) -> Row[Any] | None:
         """The one row a read finds, or None (more than one is an error)."""

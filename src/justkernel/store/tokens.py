@@ -71,10 +71,6 @@ class TokenStore:
             )
         return token
 
-    async def revoke(self, run_id: str, team_id: str) -> int:
-        result = await self._db.write(_revoke(run_id, team_id, utc_now_iso()))
-        return result.rowcount
-
     async def resolve(self, token: str) -> TeamIdentity | None:
         """The team a presented token speaks for, or None (unknown or revoked)."""
         if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
