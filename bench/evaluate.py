@@ -25,13 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from justkernel.core.receipts import Receipt, Status
 from justkernel.operators import load_operator
 from justkernel.settings.config import Settings
 from justkernel.store.blobs import BlobStore
 from justkernel.toolchains import CpuToolchain
 from justkernel.workers.evaluator import Evaluator
 from justkernel.workers.pool import LocalPool
-from justkernel.workers.receipts import Receipt, Status
 
 REPO = Path(__file__).resolve().parent.parent
 FAST = REPO / "tests" / "fixtures" / "kernels" / "fast_fused_blocked"

@@ -28,6 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from justkernel.core.receipts import Receipt, Status  # noqa: E402
 from justkernel.settings.config import Settings  # noqa: E402
 from justkernel.store.blobs import BlobStore  # noqa: E402
 from justkernel.toolchains import CpuToolchain  # noqa: E402
@@ -36,7 +37,6 @@ from justkernel.workers.executor import Executor  # noqa: E402
 from justkernel.workers.hosts import HostConfig  # noqa: E402
 from justkernel.workers.local_executor import LocalExecutor  # noqa: E402
 from justkernel.workers.pool import WorkerPool  # noqa: E402
-from justkernel.workers.receipts import Receipt, Status  # noqa: E402
 from justkernel.workers.ssh_executor import SshExecutor  # noqa: E402
 from tests.remote.sshd import SshServer, unavailable_reason  # noqa: E402
 

@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 from justkernel.app import LabRuntime
+from justkernel.core.receipts import Receipt
 from justkernel.lab import open_lab
 from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.settings.config import Settings
 from justkernel.teams.workspace import TeamWorkspace
 from justkernel.toolchains.cpu_source import check_tree
-from justkernel.workers.receipts import Receipt
 
 ROOT = Path(__file__).resolve().parents[2]
 

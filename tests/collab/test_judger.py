@@ -9,13 +9,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from justkernel.app import LabRuntime
+from justkernel.core.receipts import Receipt
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
 from justkernel.judger.judger import Judger
 from justkernel.judger.review import review_candidate
 from justkernel.judger.settings import JudgerSettings
 from justkernel.paths import resources_dir
 from justkernel.store.candidates import CandidateStore
-from justkernel.workers.receipts import Receipt
 from tests.evaluation.support import Clock
 
 PLAYBOOK = resources_dir() / "playbook" / "confusion_mul_grad" / "steps"

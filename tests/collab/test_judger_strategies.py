@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from justkernel.app import LabRuntime
+from justkernel.core.receipts import Receipt
 from justkernel.evaluation.judge_public import ERROR_BUCKETS
 from justkernel.evaluation.official_client import HttpJudgeClient
 from justkernel.judger.approvals import DecisionRefused, decide
 from justkernel.judger.judger import Judger
 from justkernel.judger.session import PresetReviews
 from justkernel.judger.settings import JudgerSettings, JudgerSettingsFile
-from justkernel.workers.receipts import Receipt
 from tests.collab.test_judger import _client, _files, _measured
 from tests.collab.test_model_review import KEY, REJECT
 from tests.evaluation.support import KERNELS, Clock

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from justkernel.core.receipts import Status
 from justkernel.evaluation.hidden_cases import (
     CASES_FILE,
     HIDDEN_TABLE,
@@ -21,7 +22,6 @@ from justkernel.evaluation.hidden_cases import (
 from justkernel.evaluation.local_client import local_judge_client
 from justkernel.evaluation.protocol import CandidateBundle, OfficialResult, SubmissionStatus
 from justkernel.operators import CaseSpec, load_case_file, load_operator, local_cases
-from justkernel.workers.receipts import Status
 from tests.evaluation.support import (
     RunningJudge,
     bundle,

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from justkernel.agents.backend import WorkspaceBackend
+from justkernel.core.receipts import JobKind, Status
 from justkernel.evaluation.hidden_cases import CASES_FILE, SEED_FILE, load_or_create_hidden_cases
 from justkernel.evaluation.judge_eval import JudgeEvaluation
 from justkernel.evaluation.judge_paths import JudgeFolder, JudgeFolderError
@@ -22,7 +23,6 @@ from justkernel.settings.config import Settings
 from justkernel.teams.workspace import TeamWorkspace, WorkspaceError
 from justkernel.toolchains import CpuToolchain, cpu_sandbox
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxResult, run_sandboxed
-from justkernel.workers.receipts import JobKind, Status
 from tests.evaluation.support import (
     new_judge_dir,
     template_folder,

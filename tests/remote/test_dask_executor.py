@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from justkernel.core.receipts import Status
 from justkernel.workers.dask_executor import DaskExecutor
 from justkernel.workers.local_executor import LocalExecutor
-from justkernel.workers.receipts import Status
 from tests.remote.conftest import evaluator_on
 from tests.remote.sshd import free_port, open_folder
 from tests.remote.test_ssh_executor import outcome

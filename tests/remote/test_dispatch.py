@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from justkernel.workers.receipts import Receipt, Status
+from justkernel.core.receipts import Receipt, Status
 from justkernel.workers.ssh_executor import SshExecutor
 from tests.remote.conftest import FAST, evaluator_on, host_for
 from tests.remote.sshd import SshServer

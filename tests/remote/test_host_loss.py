@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from justkernel.core.receipts import Status
 from justkernel.workers.cache import ReceiptCache
 from justkernel.workers.local_executor import LocalExecutor
-from justkernel.workers.receipts import Status
 from justkernel.workers.ssh_executor import SshExecutor
 from tests.remote.conftest import FAST, evaluator_on, host_for
 from tests.remote.sshd import SshServer

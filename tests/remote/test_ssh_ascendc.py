@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
+from justkernel.core.receipts import Status
 from justkernel.settings.config import Settings
 from justkernel.store.blobs import BlobStore
 from justkernel.workers.evaluator import Evaluator
 from justkernel.workers.pool import WorkerPool
-from justkernel.workers.receipts import Status
 from justkernel.workers.ssh_executor import SshExecutor
 from tests.remote.conftest import FAST, host_for
 from tests.remote.sshd import SshServer

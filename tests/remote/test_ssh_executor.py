@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from justkernel.workers.receipts import Receipt, Status
+from justkernel.core.receipts import Receipt, Status
 from justkernel.workers.ssh_executor import SshExecutor
 from tests.remote.conftest import FAST, evaluator_on, host_for
 from tests.remote.sshd import SshServer, open_folder

@@ -24,6 +24,8 @@ from sqlalchemy import insert
 from justkernel.a2a.board import LabBoard
 from justkernel.a2a.external import join_external
 from justkernel.app import LabRuntime
+from justkernel.core.receipts import utc_now
+from justkernel.core.tree_hash import editable_tree_sha256
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
 from justkernel.judger.judger import Judger
 from justkernel.judger.settings import JudgerSettings
@@ -31,8 +33,6 @@ from justkernel.settings.config import Settings
 from justkernel.store.candidates import CandidateStore, pack_files
 from justkernel.store.schema import candidates
 from justkernel.store.teams import Team, TeamRegistry
-from justkernel.teams.workspace import editable_tree_sha256
-from justkernel.workers.receipts import utc_now
 from tests.a2a.conftest import Served, send, serve_a2a, team_client
 from tests.collab.test_judger import _files
 from tests.evaluation.support import judge_in_thread, judge_token, new_judge_dir

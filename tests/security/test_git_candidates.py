@@ -18,10 +18,10 @@ from a2a.types import TaskState
 from sqlalchemy import insert
 
 from justkernel.app import LabRuntime
+from justkernel.core.receipts import utc_now
 from justkernel.store.candidates import pack_files
 from justkernel.store.schema import candidates
 from justkernel.store.teams import TeamRegistry
-from justkernel.workers.receipts import utc_now
 from tests.a2a.conftest import (
     Served,
     fixture_files,

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from justkernel.core.receipts import JobKind, Receipt, Status
 from justkernel.evaluation.connect import connect_judge
 from justkernel.evaluation.judge_paths import read_server_info
 from justkernel.settings.config import Settings
 from justkernel.settings.secrets import SecretsStore
 from justkernel.toolchains import CpuLimits
 from justkernel.toolchains.sandbox import SandboxLimits
-from justkernel.workers.receipts import JobKind, Receipt, Status
 from tests.evaluation.support import new_judge_dir
 from tests.support.labs import open_folder
 from tests.workers.test_evaluator_shared import (

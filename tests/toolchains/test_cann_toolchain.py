@@ -20,11 +20,12 @@ from pathlib import Path
 
 import pytest
 
+from justkernel.core.jobs import JobSpec
+from justkernel.core.receipts import CaseOutcome, JobKind, Receipt, Status
 from justkernel.operators import CaseSpec, InputPack, build_input_pack
-from justkernel.toolchains import JobSpec, ToolchainError
+from justkernel.toolchains import ToolchainError
 from justkernel.toolchains.cann import CannToolchain
 from justkernel.toolchains.cann_run import CannLimits
-from justkernel.workers.receipts import CaseOutcome, JobKind, Receipt, Status
 from tests.toolchains.test_cann_project import TEMPLATE, make_toolkit
 
 CANN = Path(__file__).resolve().parent.parent / "fixtures" / "cann"

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from justkernel.core.receipts import JobKind, Receipt, Status
 from justkernel.operators import verify_input_pack
 from justkernel.toolchains import CpuLimits
 from justkernel.toolchains.sandbox import SandboxLimits
-from justkernel.workers.receipts import JobKind, Receipt, Status
 from tests.workers.test_evaluator_shared import (
     SMALL_CASE,
     evaluator,

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from justkernel.core.receipts import CaseOutcome, JobKind, Receipt, Status
 from justkernel.operators import load_operator
 from justkernel.store.blobs import BlobStore
 from justkernel.toolchains import check_tree
 from justkernel.toolchains.cpu_simulate import est_cycles, parse_callgrind
-from justkernel.workers.receipts import CaseOutcome, JobKind, Receipt, Status
 from tests.workers.test_evaluator_shared import (
     COLUMN_CASES,
     SMALL_CASE,

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from justkernel.core.receipts import Receipt, Status
 from justkernel.operators import load_operator
 from justkernel.toolchains import CpuLimits, check_tree
 from justkernel.toolchains.sandbox import SandboxLimits
 from justkernel.workers.evaluator import CaseSelectionError, Evaluator
-from justkernel.workers.receipts import Receipt, Status
 from tests.workers.test_evaluator_shared import (
     SMALL_CASE,
     evaluator,

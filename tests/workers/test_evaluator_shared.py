@@ -18,15 +18,16 @@ from pathlib import Path
 
 import pytest
 
+from justkernel.core.jobs import JobSpec
+from justkernel.core.receipts import JobKind, Receipt
 from justkernel.operators import InputPack, load_operator
 from justkernel.settings.config import Settings
 from justkernel.store.blobs import BlobStore
-from justkernel.toolchains import JobSpec, check_tree
+from justkernel.toolchains import check_tree
 from justkernel.toolchains.cpu import CpuToolchain
 from justkernel.toolchains.sandbox import SandboxUnavailable, find_tools
 from justkernel.workers.evaluator import Evaluator
 from justkernel.workers.pool import LocalPool
-from justkernel.workers.receipts import JobKind, Receipt
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 KERNELS = FIXTURES / "kernels"

@@ -31,13 +31,13 @@ from google.protobuf.json_format import MessageToDict
 
 from justkernel.a2a.board import BoardError, LabBoard
 from justkernel.core.events.collab import A2AEvaluation
+from justkernel.core.receipts import Receipt
 from justkernel.core.relpath import relpath_problem
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
 from justkernel.store.tokens import TeamIdentity
 from justkernel.toolchains.cpu_source import MAX_FILE_BYTES
 from justkernel.workers.evaluator import Evaluator
-from justkernel.workers.receipts import Receipt
 
 log = logging.getLogger("justkernel.a2a")
 

@@ -19,13 +19,13 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 
 from justkernel.core.events import EventPayload
 from justkernel.core.events.agents import CasesProposed, ExperimentPlanned, ExperimentReceipt
+from justkernel.core.receipts import Receipt
 from justkernel.events import EventLog
 from justkernel.operators import CaseSpec, local_cases, perf_cases
 from justkernel.store import BlobStore
 from justkernel.store.experiments import ExperimentBook
 from justkernel.teams.proposed_cases import ProposalError, ProposedCases
 from justkernel.teams.workspace import SCRATCH_DIR, TeamWorkspace
-from justkernel.workers.receipts import Receipt
 
 PAGE_CHARS = 4000
 SMOKE_CASE = "c15_small_bcast_f32"  # 35 elements: proves the build links and runs

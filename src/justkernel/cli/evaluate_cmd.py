@@ -24,7 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from justkernel.cli.common import console, err_console, fail, run_async, settings_or_exit
-from justkernel.workers.receipts import CaseResult, CycleResult, Receipt, Status
+from justkernel.core.receipts import CaseResult, CycleResult, Receipt, Status
 
 MISSING = "—"
 # What `evaluate` runs here (the cann toolchain needs a CANN host and its template: `worker`)

@@ -20,9 +20,9 @@ from io import BytesIO
 from typing import Any
 
 from justkernel.core.relpath import relpath_problem
+from justkernel.core.tree_hash import editable_tree_sha256
 from justkernel.evaluation.protocol import CandidateBundle
 from justkernel.operators import OperatorDefinition
-from justkernel.teams.workspace import editable_tree_sha256
 
 _SAFE_PATH = re.compile(r"^[A-Za-z0-9_.\-/]{1,200}$")
 _META_KEYS = ("team", "candidate_id", "note")

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from justkernel.core.receipts import CaseResult, CycleResult, Receipt, Status
 from justkernel.evaluation.judge_paths import JudgeFolder
 from justkernel.operators import CaseSpec, OperatorDefinition
 from justkernel.settings.config import Settings
@@ -31,7 +32,6 @@ from justkernel.store.blobs import BlobStore
 from justkernel.toolchains import CpuToolchain
 from justkernel.workers.evaluator import CaseSets, Evaluator
 from justkernel.workers.pool import LocalPool
-from justkernel.workers.receipts import CaseResult, CycleResult, Receipt, Status
 
 TIME_SOURCE = (
     "cycle-model: callgrind est_cycles / 1000 at a nominal 1 GHz on the CPU port (not NPU time)"

@@ -17,8 +17,8 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from justkernel.core.tree_hash import editable_tree_sha256
 from justkernel.operators import OperatorDefinition
-from justkernel.teams.workspace import editable_tree_sha256
 
 
 class SubmissionStatus(StrEnum):

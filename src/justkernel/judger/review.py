@@ -15,9 +15,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from justkernel.core.receipts import Receipt
 from justkernel.operators import OperatorDefinition
 from justkernel.toolchains.cpu_source import check_tree
-from justkernel.workers.receipts import Receipt
 
 MAX_SOURCE_BYTES = 256 * 1024
 FORBIDDEN_PATTERNS = {

@@ -44,7 +44,7 @@ class EventAppender(Protocol):
 
 
 class FrozenReceipt(Protocol):
-    """The receipt fields a frozen candidate keeps (`workers.receipts.Receipt` has them)."""
+    """The receipt fields a frozen candidate keeps (`core.receipts.Receipt` has them)."""
 
     job_key: str
     source_sha256: str

@@ -10,12 +10,12 @@ run anything a team wrote. The hidden judge cases and other teams' workspaces ar
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from justkernel.core.relpath import relpath_problem
+from justkernel.core.tree_hash import editable_tree_sha256
 from justkernel.operators import OperatorDefinition
 from justkernel.paths import resources_dir
 from justkernel.teams.git import NO_NESTED_GIT, WorkspaceRepo
@@ -38,15 +38,6 @@ class Snapshot:
 
     commit: str
     tree_sha256: str
-
-
-def editable_tree_sha256(files: dict[str, bytes]) -> str:
-    """SHA-256 over sorted (path, content) pairs: the identity of a candidate's source."""
-    digest = hashlib.sha256()
-    for rel in sorted(files):
-        data = files[rel]
-        digest.update(rel.encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
-    return digest.hexdigest()
 
 
 class TeamWorkspace:

@@ -12,15 +12,10 @@ through `justkernel.workers.evaluator.Evaluator`; direct use::
     receipt = await tc.run(spec, src, {"local": pack}, workdir, slot=0)
 """
 
+from justkernel.core.jobs import LOCAL_PACK, PERF_PACK, JobSpec
 from justkernel.toolchains.cpu import CpuLimits, CpuToolchain
 from justkernel.toolchains.cpu_source import CandidateError, TreeCheck, check_tree, snapshot_tree
-from justkernel.toolchains.protocol import (
-    LOCAL_PACK,
-    PERF_PACK,
-    JobSpec,
-    Toolchain,
-    ToolchainError,
-)
+from justkernel.toolchains.protocol import Toolchain, ToolchainError
 
 __all__ = [
     "LOCAL_PACK",

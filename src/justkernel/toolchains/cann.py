@@ -25,23 +25,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from justkernel.operators import InputPack, OperatorDefinition, load_operator
-from justkernel.toolchains.cann_env import CannProbe, Mode, probe_cann
-from justkernel.toolchains.cann_parse import prof_sum
-from justkernel.toolchains.cann_project import CannProject, file_digests, inspect_project
-from justkernel.toolchains.cann_run import CannLimits, CaseRunner, Stage, build_and_install
-from justkernel.toolchains.cpu_report import STOP_AFTER, Draft, not_run, worst
-from justkernel.toolchains.cpu_run import LogSink
-from justkernel.toolchains.protocol import (
-    LOCAL_PACK,
-    PERF_PACK,
-    JobSpec,
-    Progress,
-    ToolchainError,
-    check_spec,
-    fingerprint,
-)
-from justkernel.workers.receipts import (
+from justkernel.core.jobs import LOCAL_PACK, PERF_PACK, JobSpec
+from justkernel.core.receipts import (
     CaseResult,
     CompileReport,
     CycleResult,
@@ -50,6 +35,14 @@ from justkernel.workers.receipts import (
     Receipt,
     Status,
 )
+from justkernel.operators import InputPack, OperatorDefinition, load_operator
+from justkernel.toolchains.cann_env import CannProbe, Mode, probe_cann
+from justkernel.toolchains.cann_parse import prof_sum
+from justkernel.toolchains.cann_project import CannProject, file_digests, inspect_project
+from justkernel.toolchains.cann_run import CannLimits, CaseRunner, Stage, build_and_install
+from justkernel.toolchains.cpu_report import STOP_AFTER, Draft, not_run, worst
+from justkernel.toolchains.cpu_run import LogSink
+from justkernel.toolchains.protocol import Progress, ToolchainError, check_spec, fingerprint
 
 PIPELINE_VERSION = "cann-pipeline/1"
 

@@ -10,6 +10,14 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from justkernel.core.receipts import (
+    CaseOutcome,
+    CaseResult,
+    CompileReport,
+    CycleResult,
+    LogRef,
+    OutputResult,
+)
 from justkernel.operators import InputPack, OperatorDefinition, check_case_outputs
 from justkernel.toolchains.cann_commands import (
     BUILD_OUT,
@@ -33,14 +41,6 @@ from justkernel.toolchains.cann_opprof import parse_device, parse_simulator
 from justkernel.toolchains.cann_project import EXAMPLE_SOURCE, CannProject, copy_project
 from justkernel.toolchains.cpu_run import LogSink
 from justkernel.toolchains.protocol import ToolchainError
-from justkernel.workers.receipts import (
-    CaseOutcome,
-    CaseResult,
-    CompileReport,
-    CycleResult,
-    LogRef,
-    OutputResult,
-)
 
 
 @dataclass(frozen=True)

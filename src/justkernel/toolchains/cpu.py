@@ -4,7 +4,7 @@ and cycle simulation, ending in a receipt.
     tree check ─► compile (sandboxed gcc) ─► object checks ─► link ─► functional cases
                (sandboxed harness, golden check) ─► [full] callgrind on the perf cases
 
-The first failing stage decides the status; see `workers.receipts.Status`. Infrastructure
+The first failing stage decides the status; see `core.receipts.Status`. Infrastructure
 failures (no sandbox, a broken pack) raise instead of producing a receipt, so they are never
 charged to the candidate or cached.
 """
@@ -23,24 +23,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from justkernel.operators import InputPack, OperatorDefinition, load_operator
-from justkernel.toolchains.cpu_compile import HarnessObject, compile_candidate
-from justkernel.toolchains.cpu_report import STOP_AFTER, Draft, not_run, worst
-from justkernel.toolchains.cpu_run import CaseRunner, LogSink, Verdict
-from justkernel.toolchains.cpu_sandbox import sandbox_kind
-from justkernel.toolchains.cpu_simulate import CYCLE_MODEL
-from justkernel.toolchains.cpu_source import check_tree, template_files
-from justkernel.toolchains.protocol import (
-    LOCAL_PACK,
-    PERF_PACK,
-    JobSpec,
-    Progress,
-    ToolchainError,
-    check_spec,
-    fingerprint,
-)
-from justkernel.toolchains.sandbox import SandboxLimits
-from justkernel.workers.receipts import (
+from justkernel.core.jobs import LOCAL_PACK, PERF_PACK, JobSpec
+from justkernel.core.receipts import (
     CaseResult,
     CompileReport,
     CycleResult,
@@ -49,6 +33,15 @@ from justkernel.workers.receipts import (
     Receipt,
     Status,
 )
+from justkernel.operators import InputPack, OperatorDefinition, load_operator
+from justkernel.toolchains.cpu_compile import HarnessObject, compile_candidate
+from justkernel.toolchains.cpu_report import STOP_AFTER, Draft, not_run, worst
+from justkernel.toolchains.cpu_run import CaseRunner, LogSink, Verdict
+from justkernel.toolchains.cpu_sandbox import sandbox_kind
+from justkernel.toolchains.cpu_simulate import CYCLE_MODEL
+from justkernel.toolchains.cpu_source import check_tree, template_files
+from justkernel.toolchains.protocol import Progress, ToolchainError, check_spec, fingerprint
+from justkernel.toolchains.sandbox import SandboxLimits
 
 PIPELINE_VERSION = "cpu-pipeline/2"  # 2: byte scan, pre-main and W^X checks
 

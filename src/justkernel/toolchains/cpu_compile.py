@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from justkernel.core.receipts import Status
 from justkernel.operators import OperatorDefinition, compile_steps, static_check
 from justkernel.toolchains.cpu_objects import (
     executable_problems,
@@ -28,7 +29,6 @@ from justkernel.toolchains.cpu_objects import (
 from justkernel.toolchains.cpu_sandbox import run_checked
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus
-from justkernel.workers.receipts import Status
 
 SRC = "/sandbox/src"
 OUT = "/sandbox/out"

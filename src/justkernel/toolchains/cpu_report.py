@@ -9,9 +9,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from justkernel.toolchains.cpu_run import LogSink
-from justkernel.toolchains.protocol import JobSpec
-from justkernel.workers.receipts import (
+from justkernel.core.jobs import JobSpec
+from justkernel.core.receipts import (
     CaseOutcome,
     CaseResult,
     CompileReport,
@@ -23,6 +22,7 @@ from justkernel.workers.receipts import (
     Status,
     utc_now,
 )
+from justkernel.toolchains.cpu_run import LogSink
 
 # Worst first: the status of a stage is the worst outcome among its cases.
 SEVERITY = (

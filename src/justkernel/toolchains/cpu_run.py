@@ -15,6 +15,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from justkernel.core.receipts import (
+    CaseOutcome,
+    CaseResult,
+    CycleCounters,
+    CycleResult,
+    LogRef,
+    OutputResult,
+)
 from justkernel.operators import (
     InputPack,
     OperatorDefinition,
@@ -33,14 +41,6 @@ from justkernel.toolchains.cpu_simulate import (
 )
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxResult, SandboxStatus
-from justkernel.workers.receipts import (
-    CaseOutcome,
-    CaseResult,
-    CycleCounters,
-    CycleResult,
-    LogRef,
-    OutputResult,
-)
 
 HARNESS = "/sandbox/bin/harness"
 MAX_LOG_BYTES = 1 << 20  # a log longer than this keeps its head and tail

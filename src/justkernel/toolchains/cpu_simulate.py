@@ -13,7 +13,7 @@ and folder to folder.
 
 from __future__ import annotations
 
-from justkernel.workers.receipts import CycleCounters
+from justkernel.core.receipts import CycleCounters
 
 CACHE_GEOMETRY = ("--I1=32768,8,64", "--D1=32768,8,64", "--LL=2097152,16,64")
 L1_MISS_WEIGHT = 10

@@ -15,8 +15,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from justkernel.core.tree_hash import editable_tree_sha256
 from justkernel.operators import OperatorDefinition
-from justkernel.teams.workspace import editable_tree_sha256
 
 IGNORED_DIRS = (".git", "build", "build_out")  # top-level folders never part of a candidate
 MAX_FILE_BYTES = 1 << 20  # an editable source file larger than this is refused

@@ -1,80 +1,27 @@
 """What every toolchain backend offers: run one job spec on one candidate, return a receipt.
 
-A `JobSpec` is plain JSON so a remote worker can run it later: it names the source tree and the
-input packs by hash, so the worker can check it has exactly what the spec means before it
-starts. The CPU backend (`cpu.CpuToolchain`) implements `Toolchain`; a CANN backend comes later.
+The job spec itself (`core.jobs.JobSpec`) and the receipt (`core.receipts.Receipt`) are
+records of the bottom tier; this module adds what a backend must offer (`Toolchain`), the check
+that a spec is meant for it, and its version fingerprint.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
+from justkernel.core.jobs import JobSpec, canonical_json
+from justkernel.core.receipts import Receipt
 from justkernel.operators import InputPack
-from justkernel.workers.receipts import JobKind, Receipt
 
 Progress = Callable[[str], None]  # receives short stage names: "compile", "case c01_row_f32"
-
-LOCAL_PACK = "local"  # role of the functional cases' pack in JobSpec.input_packs
-PERF_PACK = "perf"  # role of the perf cases' pack (full jobs only)
-
-
-class JobSpec(BaseModel):
-    """One evaluation: which source, which inputs, which cases, which toolchain."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    operator: str
-    kind: JobKind
-    case_ids: tuple[str, ...] = Field(min_length=1)
-    perf_case_ids: tuple[str, ...] = ()
-    source_tree_hash: str = Field(pattern=r"^[0-9a-f]{64}$")
-    input_packs: dict[str, str]  # role -> pack hash
-    toolchain_id: str
-    toolchain_version: str
-
-    @model_validator(mode="after")
-    def _consistent(self) -> JobSpec:
-        if self.kind is JobKind.FULL and not self.perf_case_ids:
-            raise ValueError("a full job names its perf cases")
-        if self.kind is JobKind.PROBE and self.perf_case_ids:
-            raise ValueError("a probe runs no perf cases")
-        if LOCAL_PACK not in self.input_packs:
-            raise ValueError("input_packs needs the 'local' pack")
-        if self.perf_case_ids and PERF_PACK not in self.input_packs:
-            raise ValueError("input_packs needs the 'perf' pack for perf cases")
-        if len(set(self.case_ids)) != len(self.case_ids):
-            raise ValueError("case ids repeat")
-        return self
-
-    def job_key(self) -> str:
-        """SHA-256 of everything that decides the outcome; identical keys, identical jobs."""
-        return hashlib.sha256(_canonical(self.key_fields())).hexdigest()
-
-    def key_fields(self) -> dict[str, Any]:
-        return {
-            "toolchain": [self.toolchain_id, self.toolchain_version],
-            "operator": self.operator,
-            "source_tree": self.source_tree_hash,
-            "input_packs": dict(sorted(self.input_packs.items())),
-            "kind": self.kind.value,
-            "cases": list(self.case_ids),
-            "perf_cases": list(self.perf_case_ids),
-        }
-
-
-def _canonical(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
 def fingerprint(info: Mapping[str, Any]) -> str:
     """A short stable version string for a toolchain's `version_info()`."""
-    return hashlib.sha256(_canonical(dict(info))).hexdigest()[:16]
+    return hashlib.sha256(canonical_json(dict(info))).hexdigest()[:16]
 
 
 class ToolchainError(RuntimeError):

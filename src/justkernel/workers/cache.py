@@ -24,8 +24,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from justkernel.core.receipts import Receipt
 from justkernel.store.blobs import SHA256_RE
-from justkernel.workers.receipts import Receipt
 
 
 class ReceiptCache:

@@ -24,8 +24,10 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from justkernel.core.jobs import JobSpec
+from justkernel.core.receipts import JobKind, Receipt
 from justkernel.operators import InputPack
-from justkernel.toolchains.protocol import JobSpec, Progress
+from justkernel.toolchains.protocol import Progress
 from justkernel.workers.dask_task import pack_tar, run_dask_job, worker_offer
 from justkernel.workers.executor import (
     ExecRequest,
@@ -36,7 +38,6 @@ from justkernel.workers.executor import (
     check_receipt,
 )
 from justkernel.workers.job_files import JobFile, store_logs, tree_entries
-from justkernel.workers.receipts import JobKind, Receipt
 
 log = logging.getLogger("justkernel.workers.dask")
 

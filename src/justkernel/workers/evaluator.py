@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from justkernel.core.jobs import LOCAL_PACK, PERF_PACK, JobSpec
+from justkernel.core.receipts import JobKind, Receipt, utc_now
 from justkernel.faults import crash_point
 from justkernel.operators import (
     CaseSpec,
@@ -34,12 +36,11 @@ from justkernel.operators import (
 from justkernel.settings.config import Settings
 from justkernel.store.blobs import BlobStore
 from justkernel.toolchains.cpu_source import check_tree, snapshot_tree
-from justkernel.toolchains.protocol import LOCAL_PACK, PERF_PACK, JobSpec, Progress, Toolchain
+from justkernel.toolchains.protocol import Progress, Toolchain
 from justkernel.workers.cache import ReceiptCache
 from justkernel.workers.executor import ExecRequest, Executor
 from justkernel.workers.local_executor import LocalExecutor
 from justkernel.workers.pool import Job, JobCancelled, Priority, SlotGrant, WorkerPool
-from justkernel.workers.receipts import JobKind, Receipt, utc_now
 
 CaseSource = Callable[[OperatorDefinition], Sequence[CaseSpec]]
 

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from justkernel.core.jobs import JobSpec
+from justkernel.core.receipts import Receipt
 from justkernel.operators import InputPack
-from justkernel.toolchains.protocol import JobSpec, Progress
-from justkernel.workers.receipts import Receipt
+from justkernel.toolchains.protocol import Progress
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from justkernel.toolchains.protocol import JobSpec
+from justkernel.core.jobs import JobSpec
 
 JOB_FILE = "job.json"
 RECEIPT_FILE = "receipt.json"

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from justkernel.core.receipts import Receipt, utc_now
 from justkernel.workers.job_files import write_atomic
-from justkernel.workers.receipts import Receipt, utc_now
 
 log = logging.getLogger("justkernel.workers")
 

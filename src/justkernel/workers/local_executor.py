@@ -6,9 +6,10 @@ weigh local slots and remote slots the same way and re-queue a lost remote job h
 
 from __future__ import annotations
 
-from justkernel.toolchains.protocol import JobSpec, Progress, Toolchain
+from justkernel.core.jobs import JobSpec
+from justkernel.core.receipts import Receipt
+from justkernel.toolchains.protocol import Progress, Toolchain
 from justkernel.workers.executor import ExecRequest, HostState, StateListener
-from justkernel.workers.receipts import Receipt
 
 
 class LocalExecutor:

@@ -25,9 +25,11 @@ from typing import Any
 
 import asyncssh
 
+from justkernel.core.jobs import JobSpec
+from justkernel.core.receipts import Receipt
 from justkernel.operators import InputPack
 from justkernel.settings.secrets import Secret
-from justkernel.toolchains.protocol import JobSpec, Progress, ToolchainError
+from justkernel.toolchains.protocol import Progress, ToolchainError
 from justkernel.workers.cache import ReceiptCache
 from justkernel.workers.executor import (
     ExecRequest,
@@ -42,7 +44,6 @@ from justkernel.workers.executor import (
 from justkernel.workers.hosts import HostConfig
 from justkernel.workers.job_files import store_logs, tree_entries
 from justkernel.workers.leases import LateReceipts, LeaseTable
-from justkernel.workers.receipts import Receipt
 from justkernel.workers.ssh_bundle import worker_command
 from justkernel.workers.ssh_session import RemoteSession, SessionError, SessionLost
 from justkernel.workers.ssh_transport import (

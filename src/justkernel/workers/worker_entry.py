@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from justkernel.core.receipts import Receipt
 from justkernel.operators import (
     InputPack,
     OperatorDefinition,
@@ -37,7 +38,6 @@ from justkernel.workers.job_files import (
     JobFile,
     write_atomic,
 )
-from justkernel.workers.receipts import Receipt
 
 VERIFIED_SUFFIX = ".verified"
 

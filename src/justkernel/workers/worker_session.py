@@ -28,9 +28,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from justkernel.toolchains.protocol import JobSpec
+from justkernel.core.jobs import JobSpec
+from justkernel.core.receipts import Receipt
 from justkernel.workers.job_files import JobFile, read_logs, write_job
-from justkernel.workers.receipts import Receipt
 from justkernel.workers.worker_entry import (
     Toolchains,
     error_message,

@@ -15,11 +15,12 @@ import shutil
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+from justkernel.core.jobs import JobSpec
+from justkernel.core.receipts import JobKind, Receipt
 from justkernel.operators import InputPack
-from justkernel.toolchains import JobSpec, check_tree
+from justkernel.toolchains import check_tree
 from justkernel.toolchains.ascendc_cpu import AscendcCpuToolchain
 from justkernel.toolchains.ascendc_cpu.build import HarnessMain
-from justkernel.workers.receipts import JobKind, Receipt
 from tests.workers.test_evaluator_shared import fresh_dir, packs, require_tools, shared_settings
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "ascendc"

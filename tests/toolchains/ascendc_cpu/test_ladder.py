@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from justkernel.workers.receipts import Status
+from justkernel.core.receipts import Status
 from tests.toolchains.ascendc_cpu.ladder_support import (
     PERF_CASES,
     VARIANTS,

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pytest
 
+from justkernel.core.jobs import LOCAL_PACK
+from justkernel.core.receipts import CaseOutcome, JobKind, Status
 from justkernel.operators import check_case_outputs
 from justkernel.toolchains import check_tree
 from justkernel.toolchains.ascendc_cpu.build import build_candidate
 from justkernel.toolchains.cpu_sandbox import run_checked
-from justkernel.toolchains.protocol import LOCAL_PACK
 from justkernel.toolchains.sandbox import SandboxStatus
-from justkernel.workers.receipts import CaseOutcome, JobKind, Status
 from tests.toolchains.ascendc_cpu.ladder_support import (
     MISUSE,
     PROBE_CASE,

@@ -9,7 +9,9 @@ and Must show):
 - f16_half_accumulate (float16 products and sums in half) fails the precision standard on the
   long float16 reductions, on output1 only.
 
-The three jobs run in one module fixture, two at a time (compiling dominates).
+The jobs run in one module fixture, two at a time (compiling dominates); the baseline's full
+job is the one the other ascendc-cpu tests share (`toolchain_support.baseline_receipt`), and a
+two-case probe of the baseline builds the harnesses the direct calls below run.
 """
 
 from __future__ import annotations
@@ -24,13 +26,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from justkernel.core.jobs import JobSpec
+from justkernel.core.receipts import CaseOutcome, JobKind, Receipt, Status
 from justkernel.operators import load_operator, local_cases, perf_cases
 from justkernel.paths import resources_dir
-from justkernel.toolchains import JobSpec, check_tree
+from justkernel.toolchains import check_tree
 from justkernel.toolchains.ascendc_cpu.run import HARNESS
 from justkernel.toolchains.cpu_sandbox import run_checked
-from justkernel.workers.receipts import CaseOutcome, JobKind, Receipt, Status
 from tests.toolchains.ascendc_cpu.ladder_support import toolchain
+from tests.toolchains.ascendc_cpu.toolchain_support import baseline_receipt
 from tests.workers.test_evaluator_shared import fresh_dir, packs
 
 pytestmark = pytest.mark.timeout(300)
@@ -99,16 +103,17 @@ class Jobs:
     baseline: Receipt
     wrong_broadcast: Receipt
     f16_half_accumulate: Receipt
-    baseline_work: Path  # the baseline job's work folder (build/link_f32/harness)
+    baseline_work: Path  # the baseline probe's work folder (build/link_f32/harness)
 
 
 @pytest.fixture(scope="module")
 def jobs() -> Iterator[Jobs]:
     cases = tuple(c.id for c in local_cases(load_operator()))
     f16 = tuple(c.id for c in local_cases(load_operator()) if c.dtype == "float16")
+    f32 = tuple(c for c in cases if c not in f16)
     assert len(cases) == 15 and len(f16) == 4
 
-    async def all_three() -> list[Receipt]:
+    async def all_jobs() -> list[Receipt]:
         gate = asyncio.Semaphore(2)  # two jobs at a time: the test machine has two cores
 
         async def one(
@@ -117,14 +122,20 @@ def jobs() -> Iterator[Jobs]:
             async with gate:
                 return await run(src, ids, perf, work)
 
+        async def shared() -> Receipt:
+            async with gate:
+                return await baseline_receipt()
+
         return await asyncio.gather(
-            one(PROJECT, cases, PERF_CASES, work),
+            shared(),
+            one(PROJECT, (f32[0], f16[0]), (), work),  # both harnesses, kept in `work`
             one(variant("wrong_broadcast"), cases),
             one(variant("f16_half_accumulate"), f16),  # one kernel build: float16 only
         )
 
     work = fresh_dir("cmg-baseline") / "w"
-    baseline, wrong, half = asyncio.run(all_three())
+    baseline, probe, wrong, half = asyncio.run(all_jobs())
+    assert probe.status is Status.CORRECT, probe.detail
     yield Jobs(baseline, wrong, half, work)
 
 

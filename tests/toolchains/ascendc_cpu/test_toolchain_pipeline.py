@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from justkernel.cli.evaluate_cmd import render_receipt
 from justkernel.cli.main import app
-from justkernel.workers.receipts import CaseOutcome, Receipt, Status
+from justkernel.core.receipts import CaseOutcome, Receipt, Status
 from tests.toolchains.ascendc_cpu.ladder_support import (
     KERNEL,
     PERF_CASES,

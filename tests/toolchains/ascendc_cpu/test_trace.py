@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from justkernel.workers.receipts import CycleResult, Status
+from justkernel.core.receipts import CycleResult, Status
 from tests.toolchains.ascendc_cpu.ladder_support import PERF_CASES, Ran, ladder
 
 pytestmark = pytest.mark.timeout(300)

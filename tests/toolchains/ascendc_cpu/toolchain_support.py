@@ -7,8 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from justkernel.core.receipts import Receipt
 from justkernel.store.blobs import BlobStore
-from justkernel.workers.receipts import Receipt
 from tests.toolchains.ascendc_cpu.ladder_support import toolchain
 from tests.workers.test_evaluator_shared import evaluator, fresh_dir, shared_settings
 

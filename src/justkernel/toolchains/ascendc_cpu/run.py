@@ -22,15 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from justkernel.operators import InputPack, OperatorDefinition, check_case_outputs
-from justkernel.settings import redaction
-from justkernel.toolchains.ascendc_cpu.library import CYCLE_MODEL
-from justkernel.toolchains.cpu_run import LogSink, Verdict, _stream_logs
-from justkernel.toolchains.cpu_run import classify as cpu_classify
-from justkernel.toolchains.cpu_sandbox import run_checked
-from justkernel.toolchains.protocol import ToolchainError
-from justkernel.toolchains.sandbox import SandboxLimits, SandboxResult, SandboxStatus
-from justkernel.workers.receipts import (
+from justkernel.core.receipts import (
     CaseOutcome,
     CaseResult,
     CoreMakespan,
@@ -41,6 +33,14 @@ from justkernel.workers.receipts import (
     PipeFigures,
     Pipeline,
 )
+from justkernel.operators import InputPack, OperatorDefinition, check_case_outputs
+from justkernel.settings import redaction
+from justkernel.toolchains.ascendc_cpu.library import CYCLE_MODEL
+from justkernel.toolchains.cpu_run import LogSink, Verdict, _stream_logs
+from justkernel.toolchains.cpu_run import classify as cpu_classify
+from justkernel.toolchains.cpu_sandbox import run_checked
+from justkernel.toolchains.protocol import ToolchainError
+from justkernel.toolchains.sandbox import SandboxLimits, SandboxResult, SandboxStatus
 
 HARNESS = "/sandbox/bin/harness"
 EXIT_MISUSE = 7  # the other exit codes are the CPU harness's (operator.toml [harness])

@@ -3,7 +3,7 @@
     tree check ─► source scan ─► compile (sandboxed g++, host + kernel per dtype at once)
       ─► object checks ─► link ─► functional cases ─► [full] perf cases under the cycle model
 
-The first failing stage decides the status (`workers.receipts.Status`, plus `api_misuse`
+The first failing stage decides the status (`core.receipts.Status`, plus `api_misuse`
 here); infrastructure failures raise, so they are never charged to the candidate or cached.
 """
 
@@ -21,25 +21,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
-from justkernel.operators import InputPack, OperatorDefinition, load_operator
-from justkernel.toolchains.ascendc_cpu import library
-from justkernel.toolchains.ascendc_cpu.build import BuildOutcome, HarnessMain, build_candidate
-from justkernel.toolchains.ascendc_cpu.run import CaseRunner
-from justkernel.toolchains.cpu_report import STOP_AFTER, Draft, not_run, worst
-from justkernel.toolchains.cpu_run import LogSink, Verdict
-from justkernel.toolchains.cpu_sandbox import sandbox_kind
-from justkernel.toolchains.cpu_source import check_tree, template_files
-from justkernel.toolchains.protocol import (
-    LOCAL_PACK,
-    PERF_PACK,
-    JobSpec,
-    Progress,
-    ToolchainError,
-    check_spec,
-    fingerprint,
-)
-from justkernel.toolchains.sandbox import SandboxLimits
-from justkernel.workers.receipts import (
+from justkernel.core.jobs import LOCAL_PACK, PERF_PACK, JobSpec
+from justkernel.core.receipts import (
     CaseOutcome,
     CaseResult,
     CompileReport,
@@ -50,6 +33,16 @@ from justkernel.workers.receipts import (
     Receipt,
     Status,
 )
+from justkernel.operators import InputPack, OperatorDefinition, load_operator
+from justkernel.toolchains.ascendc_cpu import library
+from justkernel.toolchains.ascendc_cpu.build import BuildOutcome, HarnessMain, build_candidate
+from justkernel.toolchains.ascendc_cpu.run import CaseRunner
+from justkernel.toolchains.cpu_report import STOP_AFTER, Draft, not_run, worst
+from justkernel.toolchains.cpu_run import LogSink, Verdict
+from justkernel.toolchains.cpu_sandbox import sandbox_kind
+from justkernel.toolchains.cpu_source import check_tree, template_files
+from justkernel.toolchains.protocol import Progress, ToolchainError, check_spec, fingerprint
+from justkernel.toolchains.sandbox import SandboxLimits
 
 PIPELINE_VERSION = "ascendc-cpu-pipeline/1"
 
