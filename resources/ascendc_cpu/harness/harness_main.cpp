@@ -8,9 +8,9 @@
 // declares, the platform from the SoC file), calls the tiling function OP_ADD registered, checks
 // block_dim (1..vector_cores), the tiling size and the workspace (<= 256 MiB), registers the GM
 // buffers with the engine (inputs read-only, outputs NaN-filled, workspace 0xFF), runs blocks
-// 0..block_dim-1 one after another, and writes into <out_dir>: output0.bin, output1.bin,
-// run.json and, with --trace, trace.json (Chrome trace-event format). On the first API misuse:
-// misuse.json {"check", "message", "file", "line", "block"} and exit 7.
+// 0..block_dim-1 side by side (jk::run_blocks: SyncAll is a real barrier), and writes into
+// <out_dir>: output0.bin, output1.bin, run.json and, with --trace, trace.json (Chrome
+// trace-event format). On the first API misuse: misuse.json {"check", "message", "file", "line", "block"} and exit 7.
 //
 // The kernel sees fake GM addresses (the engine's registry translates them in SetGlobalBuffer);
 // the harness reserves that range with no access, so a kernel that dereferences a GM pointer
@@ -40,8 +40,13 @@
 #include <string>
 #include <vector>
 
+// The one compiled copy of the library's non-template functions: team objects are built with
+// -DJK_ENGINE_EXTERN and only declare them (jk_ascendc/engine.h).
+#define JK_ENGINE_IMPL
+#include "kernel_operator.h"
 #include "jk_ascendc/engine.h"
 #include "jk_ascendc/host_platform.h"
+#include "jk_ascendc/run_blocks.h"
 #include "jk_ascendc/tiling_kernel.h"
 #include "jk_soc_params.h"
 #include "register/op_def_registry.h"
@@ -587,28 +592,34 @@ int main(int argc, char** argv) {
     install_fault_handler();
 
     // ---- blocks ----
-    bool crashed = false;
-    std::string crash_text;
-    for (uint32_t b = 0; b < block_dim && !jk::g_engine->first_misuse(); ++b) {
+    // Side by side (jk::run_blocks): one thread per block, one running at a time, in block order
+    // within each SyncAll phase, so cores can pass data through GM across SyncAll.
+    struct Blocks {
+        const Buffer* bufs;
+        uint8_t* tiling;
+        bool crashed = false;
+        std::string crash_text;
+    } blocks{bufs, tiling_bytes};
+    auto body = [](void* raw, uint32_t b) {
+        Blocks& k = *static_cast<Blocks*>(raw);
         g_fault.block = static_cast<int32_t>(b);
-        jk::g_engine->begin_core(b, block_dim);
+        if (k.crashed) return;  // after a crash, blocks not yet started do not run
+        auto gm = [&](int i) { return reinterpret_cast<uint8_t*>(k.bufs[i].fake); };
         try {
-            confusion_mul_grad(reinterpret_cast<uint8_t*>(bufs[B_IN0].fake), reinterpret_cast<uint8_t*>(bufs[B_IN1].fake),
-                               reinterpret_cast<uint8_t*>(bufs[B_IN2].fake), reinterpret_cast<uint8_t*>(bufs[B_OUT0].fake),
-                               reinterpret_cast<uint8_t*>(bufs[B_OUT1].fake), reinterpret_cast<uint8_t*>(bufs[B_WS].fake),
-                               tiling_bytes);
+            confusion_mul_grad(gm(B_IN0), gm(B_IN1), gm(B_IN2), gm(B_OUT0), gm(B_OUT1), gm(B_WS), k.tiling);
         } catch (const jk::Misuse&) {
-            // recorded by the engine (sticky); reported below
+            throw;  // run_blocks records it (sticky) and ends this block
         } catch (const std::exception& exc) {
-            crashed = true;
-            crash_text = exc.what();
+            if (!k.crashed) k.crash_text = exc.what();
+            k.crashed = true;
         } catch (...) {
-            crashed = true;
-            crash_text = "unknown exception";
+            if (!k.crashed) k.crash_text = "unknown exception";
+            k.crashed = true;
         }
-        jk::g_engine->end_core();
-        if (crashed) break;
-    }
+    };
+    jk::run_blocks(*jk::g_engine, block_dim, body, &blocks);
+    const bool crashed = blocks.crashed;
+    const std::string crash_text = blocks.crash_text;
     g_fault.block = -1;
 
     if (const jk::MisuseRecord* m = jk::g_engine->first_misuse()) {

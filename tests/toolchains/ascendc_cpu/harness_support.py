@@ -28,7 +28,7 @@ from justkernel.toolchains.ascendc_cpu import soc
 
 SOURCES = Path(__file__).parent / "harness_cases"
 LIBRARY = resources_dir() / "ascendc_cpu"
-VARIANTS = ("MUL", "RAW", "RACY", "CATCH", "TILING_WRITE")
+VARIANTS = ("MUL", "RAW", "RACY", "CATCH", "TILING_WRITE", "SYNCALL")
 FLAGS = ("-std=c++17", "-O0", "-fno-strict-aliasing")  # -O0: the cheapest compile
 
 

@@ -173,6 +173,33 @@ def test_racy_kernel_fails_the_hazard_check_and_passes_without_it(
     np.testing.assert_array_equal(out0, inputs[0] * inputs[1])
 
 
+def test_blocks_pass_partials_through_gm_across_sync_all(
+    case: tuple[Path, tuple[np.ndarray, ...]], tmp_path: Path
+) -> None:
+    # every block writes 8 products to the workspace, SyncAll, block 0 adds them all up: the
+    # harness runs the blocks side by side, so block 0 sees block 1's partial (not 0xFF bytes,
+    # not unsupported_argument), and the run is the same bytes every time
+    folder, inputs = case
+    harness = probe_build().harness("SYNCALL")
+    runs = [tmp_path / "a", tmp_path / "b"]
+    for out in runs:
+        done = run_harness(harness, folder, out, "--trace")
+        assert done.returncode == 0, done.stderr
+        assert not (out / "misuse.json").exists()
+    product = (inputs[0] * inputs[1]).astype(np.float32)
+    out1 = np.fromfile(runs[0] / "output1.bin", dtype="<f4")
+    expected = np.zeros(16, dtype=np.float32)
+    expected[:8] = product[0, :8] + product[8, :8]  # block 0's and block 1's first row
+    np.testing.assert_array_equal(out1, expected)
+    out0 = np.fromfile(runs[0] / "output0.bin", dtype="<f4").reshape(SHAPES[0])
+    np.testing.assert_array_equal(out0, product)
+    for name in ("output0.bin", "output1.bin", "run.json", "trace.json"):
+        assert (runs[0] / name).read_bytes() == (runs[1] / name).read_bytes(), name
+    cores = json.loads((runs[0] / "run.json").read_text())["cycles"]["cores"]
+    assert [c["block"] for c in cores] == [0, 1]
+    assert cores[0]["makespan"] > cores[1]["makespan"]  # block 0 waited, then summed
+
+
 @pytest.mark.parametrize(
     ("mode", "message"),
     [

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from justkernel.core.receipts import Status
+from justkernel.toolchains.ascendc_cpu.run import TRACE_SUFFIX
 from tests.toolchains.ascendc_cpu.ladder_support import (
     PERF_CASES,
     VARIANTS,
@@ -85,5 +86,5 @@ async def test_the_same_source_gives_identical_cycles_from_another_folder() -> N
     assert first.cycles() == again.cycles()
     for x, y in zip(a.cycles, b.cycles, strict=True):
         assert x.pipeline == y.pipeline, x.case_id
-        traces = [[ref.sha256 for ref in c.logs if ref.name.endswith("trace.json")] for c in (x, y)]
+        traces = [[ref.sha256 for ref in c.logs if ref.name.endswith(TRACE_SUFFIX)] for c in (x, y)]
         assert traces[0] and traces[0] == traces[1], x.case_id

@@ -6,7 +6,6 @@ api_misuse receipt, and `justkernel evaluate --toolchain ascendc-cpu` printing t
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from typer.testing import CliRunner
 from justkernel.cli.evaluate_cmd import render_receipt
 from justkernel.cli.main import app
 from justkernel.core.receipts import CaseOutcome, Receipt, Status
+from justkernel.toolchains.ascendc_cpu.run import TRACE_SUFFIX, load_trace
 from tests.toolchains.ascendc_cpu.ladder_support import (
     KERNEL,
     PERF_CASES,
@@ -44,7 +44,9 @@ def patched(prefix: str, new: str, head: str = "") -> tuple[Path, int]:
 
 
 def traces(r: Receipt) -> dict[str, str]:
-    return {ref.name: ref.sha256 for c in r.cycles for ref in c.logs if ref.name.endswith(".json")}
+    return {
+        ref.name: ref.sha256 for c in r.cycles for ref in c.logs if ref.name.endswith(TRACE_SUFFIX)
+    }
 
 
 async def test_the_baseline_is_measured_with_per_pipe_figures_and_a_trace() -> None:
@@ -66,7 +68,7 @@ async def test_the_baseline_is_measured_with_per_pipe_figures_and_a_trace() -> N
         for f in p.pipes.values():
             assert f.utilisation is not None and 0 <= f.utilisation <= 1
             assert f.utilisation == pytest.approx(f.busy / p.total, abs=1e-3)
-        trace = json.loads(blob(traces(r)[f"{c.case_id}.trace.json"]))
+        trace = load_trace(blob(traces(r)[f"{c.case_id}{TRACE_SUFFIX}"]))
         names = {e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}
         assert set(PIPES) <= names
         assert any(e.get("ph") == "X" for e in trace["traceEvents"])

@@ -6,13 +6,13 @@ cycles the receipt reports."""
 from __future__ import annotations
 
 import itertools
-import json
 from collections import defaultdict
 from typing import Any
 
 import pytest
 
 from justkernel.core.receipts import CycleResult, Status
+from justkernel.toolchains.ascendc_cpu.run import TRACE_SUFFIX, load_trace
 from tests.toolchains.ascendc_cpu.ladder_support import PERF_CASES, Ran, ladder
 
 pytestmark = pytest.mark.timeout(300)
@@ -45,9 +45,9 @@ def check_trace_events(doc: Any) -> tuple[dict[tuple[int, int], str], list[dict[
 
 
 def lanes_and_events(ran: Ran, case: CycleResult) -> tuple[dict, list[dict[str, Any]]]:
-    refs = [ref for ref in case.logs if ref.name.endswith("trace.json")]
+    refs = [ref for ref in case.logs if ref.name == f"{case.case_id}{TRACE_SUFFIX}"]
     assert len(refs) == 1 and not refs[0].truncated, case.case_id
-    return check_trace_events(json.loads(ran.blob(refs[0].sha256)))
+    return check_trace_events(load_trace(ran.blob(refs[0].sha256)))
 
 
 def lane_cycles(lanes: dict, events: list[dict[str, Any]], core: int) -> dict[str, int]:

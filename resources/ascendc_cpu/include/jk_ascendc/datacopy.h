@@ -88,16 +88,23 @@ inline void ub_aligned(const LocalTensor<T>& t, jk::Site site, const char* what)
                    " is not 32-byte aligned (the UB side of a copy must start on a 32-byte block)");
 }
 
-inline void count_aligned(uint64_t bytes, uint32_t count, uint32_t elem, jk::Site site) {
+JK_ENGINE_FN void count_aligned(uint64_t bytes, uint32_t count, uint32_t elem, jk::Site site)
+#if JK_ENGINE_DEFS
+{
   if (bytes % 32 != 0)
     jk::misuse("datacopy_misaligned", site,
                "DataCopy of " + std::to_string(count) + " elements x " + std::to_string(elem) +
                    " bytes = " + std::to_string(bytes) +
                    " bytes is not a whole number of 32-byte blocks; DataCopyPad handles tails");
 }
+#else
+;
+#endif
 
-inline void params_range(uint32_t blockCount, uint64_t blockLen, jk::Site site, const char* what,
-                         uint64_t max_len) {
+JK_ENGINE_FN void params_range(uint32_t blockCount, uint64_t blockLen, jk::Site site, const char* what,
+                         uint64_t max_len)
+#if JK_ENGINE_DEFS
+{
   if (blockCount < 1 || blockCount > 4095)
     jk::misuse("unsupported_argument", site,
                std::string(what) + " blockCount " + std::to_string(blockCount) +
@@ -107,6 +114,9 @@ inline void params_range(uint32_t blockCount, uint64_t blockLen, jk::Site site, 
                std::string(what) + " blockLen " + std::to_string(blockLen) + " outside [1, " +
                    std::to_string(max_len) + "]");
 }
+#else
+;
+#endif
 
 }  // namespace jk_detail
 

@@ -1,6 +1,6 @@
 // Clean-room Ascend C CPU library: the engine behind every API call.
 //
-// Why it exists: a kernel runs on the CPU one AI Core (block) after another, but what matters is
+// Why it exists: a kernel runs on the CPU one AI Core (block) at a time, but what matters is
 // what real hardware would do. The engine keeps, per core, the Unified Buffer bytes, which bytes
 // were ever written (poison), per-pipe vector clocks and a timeline (the cycle model), a
 // per-32-byte-block hazard shadow for UB and GM, and, across cores, who wrote which GM block
@@ -25,8 +25,12 @@
 // exception); results: cores(), op_stats(), trace(), trace_truncated(), total_cycles(),
 // bound_pipe(). `check_hazards = false` silences pipeline_hazard and cross_core_race only.
 // Queue code (queue.h) uses snapshot()/wait_on(), ub_alloc(), slots(), queues(), scalar_op().
-// Everything here is inline and header-only; the only global is the trivially initialised
-// `g_engine` pointer (no dynamic initialiser in user objects).
+// Header-only by default: with no macro every definition is inline (engine_impl.h, included at
+// the end). The toolchain compiles team code with -DJK_ENGINE_EXTERN: the engine's non-template
+// functions (JK_ENGINE_FN) are then only declared, and the harness, which defines
+// JK_ENGINE_IMPL, holds their one compiled copy (a kernel unit no longer optimises ~35 engine
+// functions it does not own). Templates stay inline. The only global is the trivially
+// initialised `g_engine` pointer (no dynamic initialiser in user objects).
 #pragma once
 
 #include <algorithm>
@@ -38,6 +42,17 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#if defined(JK_ENGINE_IMPL)  // the harness: the one out-of-line copy
+#define JK_ENGINE_FN
+#define JK_ENGINE_DEFS 1
+#elif defined(JK_ENGINE_EXTERN)  // team code under the toolchain: declarations only
+#define JK_ENGINE_FN
+#define JK_ENGINE_DEFS 0
+#else  // header-only use
+#define JK_ENGINE_FN inline
+#define JK_ENGINE_DEFS 1
+#endif
 
 namespace jk {
 
@@ -105,7 +120,7 @@ struct Engine;
 inline Engine* g_engine = nullptr;
 inline Engine& eng() { return *g_engine; }
 
-[[noreturn]] inline void misuse(const char* check, Site site, const std::string& message);
+[[noreturn]] JK_ENGINE_FN void misuse(const char* check, Site site, const std::string& message);
 
 // A vector clock: c[p] = how many instructions of pipe p are known complete (ordered before).
 struct VClock {
@@ -199,86 +214,20 @@ struct Engine {
   uint32_t block_num() const { return block_num_; }
   bool in_core() const { return in_core_; }
 
-  VectorCost vector_cost(const char* op, uint32_t dtype_bytes) const {
-    if (soc_.vector_cost) return soc_.vector_cost(op, dtype_bytes);
-    return VectorCost{8, 1};
-  }
+  VectorCost vector_cost(const char* op, uint32_t dtype_bytes) const;
 
   // ---- cores ---------------------------------------------------------------------------------
-  void begin_core(uint32_t block_idx, uint32_t block_num) {
-    block_idx_ = block_idx;
-    block_num_ = block_num;
-    in_core_ = true;
-    core_serial_ = ++serial_counter_;
-    epoch_ = 0;
-    // Poison: UB holds garbage at core start; fill with 0xFF (NaN for floats) and mark unwritten.
-    ub_.assign(soc_.ub_bytes + 64, 0xFF);
-    init_.assign(soc_.ub_bytes, 0);
-    ub_shadow_.assign((soc_.ub_bytes + 31) / 32, UbShadow{});
-    for (int i = 0; i < kPipes; ++i) {
-      vc_[i] = VClock{};
-      free_[i] = 0;
-      count_[i] = 0;
-      sites_[i].clear();
-    }
-    s_time_ = 0;
-    cur_ = CoreStats{};
-    cur_.block = block_idx;
-    for (auto& f : flags_) f.clear();
-    slots_.clear();
-    queues_.clear();
-    ub_top_ = 0;
-    tpipe_ = nullptr;
-    has_cur_instr_ = false;
-    has_issue_event_ = false;
-  }
+  void begin_core(uint32_t block_idx, uint32_t block_num);
 
-  void end_core() {
-    if (!in_core_) return;
-    cur_.makespan = now_max();
-    cores_.push_back(cur_);
-    in_core_ = false;
-  }
+  void end_core();
 
   // ---- instructions --------------------------------------------------------------------------
   // One API call = one scalar issue; the instruction on `pipe` starts when both the scalar has
   // issued it and the pipe is free (in-order pipes), and inherits the scalar's clock (program order).
-  uint64_t issue(Pipe pipe, const char* op, uint64_t cycles, Site site) {
-    require_core(site);
-    scalar_tick(site);
-    const int p = static_cast<int>(pipe);
-    const uint32_t id = ++count_[p];
-    uint64_t start;
-    if (pipe == Pipe::S) {
-      start = s_time_;
-    } else {
-      vc_[p].join(vc_[0]);
-      start = std::max(s_time_, free_[p]);
-    }
-    vc_[p].c[p] = id;
-    const uint64_t end = start + cycles;
-    free_[p] = end;
-    if (pipe == Pipe::S) s_time_ = end;
-    cur_.pipes[p].busy += cycles;
-    cur_.pipes[p].instructions += 1;
-    add_op(op, pipe, cycles);
-    if (trace_.size() < trace_cap) {
-      trace_.push_back(TraceEvent{block_idx_, pipe, op, start, cycles, site});
-    } else {
-      trace_truncated_ = true;
-    }
-    sites_[p].push_back(Instr{site, op});
-    cur_pipe_ = pipe;
-    cur_id_ = id;
-    has_cur_instr_ = true;
-    return id;
-  }
+  uint64_t issue(Pipe pipe, const char* op, uint64_t cycles, Site site);
 
   // A scalar bookkeeping call (queue operations): one issue slot on the scalar, no instruction.
-  void scalar_op(Site site) {
-    require_core(site);
-    scalar_tick(site);
-  }
+  void scalar_op(Site site);
 
   // ---- UB accesses of the instruction just issued ----------------------------------------------
   void ub_read(uint32_t offset, uint32_t bytes, Site site) { ub_access(offset, bytes, false, site); }
@@ -286,77 +235,19 @@ struct Engine {
 
   // ---- synchronisation primitives (used by sync.h and queue.h) --------------------------------
   // What `src` has done so far, as a signal (SetFlag/EnQue/FreeTensor issued now, program order).
-  Snapshot snapshot(Pipe src, Site site) const {
-    Snapshot s;
-    const int p = static_cast<int>(src);
-    s.vc = vc_[p];
-    s.vc.join(vc_[0]);
-    s.time = std::max(free_[p], s_time_);
-    s.site = site;
-    return s;
-  }
+  Snapshot snapshot(Pipe src, Site site) const;
   // `dst` waits for a signal: it inherits the signaller's clock and cannot start earlier.
-  void wait_on(Pipe dst, const Snapshot& s) {
-    const int p = static_cast<int>(dst);
-    vc_[p].join(s.vc);
-    if (dst == Pipe::S) {
-      s_time_ = std::max(s_time_, s.time);
-      free_[0] = std::max(free_[0], s_time_);
-    } else {
-      free_[p] = std::max(free_[p], s.time);
-    }
-  }
-  void set_flag(Pipe src, Pipe dst, int32_t id, Site site) {
-    require_core(site);
-    check_event_id(id, site);
-    scalar_tick(site);
-    Snapshot s = snapshot(src, site);
-    s.time += soc_.flag_cycles;
-    flags_[flag_key(src, dst, id)].push_back(s);
-  }
-  void wait_flag(Pipe src, Pipe dst, int32_t id, Site site) {
-    require_core(site);
-    check_event_id(id, site);
-    scalar_tick(site);
-    auto& pending = flags_[flag_key(src, dst, id)];
-    if (pending.empty()) {
-      misuse("wait_without_set", site,
-             std::string("WaitFlag<") + pipe_name(src) + "_" + pipe_name(dst) + ">(" +
-                 std::to_string(id) + ") with no SetFlag pending for that event id: the " +
-                 pipe_name(dst) + " pipe would wait forever on hardware");
-    }
-    Snapshot s = pending.front();
-    pending.erase(pending.begin());
-    wait_on(dst, s);
-  }
+  void wait_on(Pipe dst, const Snapshot& s);
+  void set_flag(Pipe src, Pipe dst, int32_t id, Site site);
+  void wait_flag(Pipe src, Pipe dst, int32_t id, Site site);
   // PipeBarrier<PIPE_ALL>: every pipe and the scalar wait for everything issued so far.
-  void barrier_all(Site site) {
-    require_core(site);
-    scalar_tick(site);
-    VClock all;
-    for (int i = 0; i < kPipes; ++i) all.join(vc_[i]);
-    const uint64_t t = now_max() + soc_.barrier_cycles;
-    for (int i = 0; i < kPipes; ++i) {
-      vc_[i] = all;
-      free_[i] = t;
-    }
-    s_time_ = t;
-  }
+  void barrier_all(Site site);
   // PipeBarrier<PIPE_X>: pipes are modelled in order, so only the cost remains.
-  void barrier_pipe(Pipe p, Site site) {
-    require_core(site);
-    scalar_tick(site);
-    const int i = static_cast<int>(p);
-    free_[i] = std::max(free_[i], s_time_) + soc_.barrier_cycles;
-  }
+  void barrier_pipe(Pipe p, Site site);
   // SyncAll: a full barrier in this core, and a new phase for cross-core GM ordering. Under
   // run_blocks the core also waits for every other core to reach it: the cores of one phase run
   // before any core of the next, and all leave the barrier at the latest arrival time.
-  void sync_all(Site site) {
-    barrier_all(site);
-    ++epoch_;
-    if (barrier_hook_) barrier_hook_(barrier_ctx_, site);
-  }
+  void sync_all(Site site);
 
   // Blocks side by side (SyncAll between cores): jk::run_blocks in jk_ascendc/run_blocks.h, for
   // the harness only, so that no kernel object refers to threads.
@@ -364,30 +255,9 @@ struct Engine {
 
   // ---- UB allocation and queue slots (TPipe, TQue, TBuf) -------------------------------------
   // TPipe::InitBuffer: buffers from UB offset 0 upwards, 32-byte aligned (atlasascendc_api_07_0110).
-  uint32_t ub_alloc(uint32_t bytes, Site site, const char* what) {
-    require_core(site);
-    const uint64_t aligned = (static_cast<uint64_t>(bytes) + 31) / 32 * 32;
-    if (ub_top_ + aligned > soc_.ub_bytes) {
-      misuse("ub_overflow", site,
-             std::string(what) + " asks " + std::to_string(bytes) + " bytes (" +
-                 std::to_string(aligned) + " aligned to 32) with " + std::to_string(ub_top_) +
-                 " bytes already allocated: " + std::to_string(ub_top_ + aligned) +
-                 " bytes in total exceed the " + std::to_string(soc_.ub_bytes) +
-                 "-byte Unified Buffer of " + soc_.name);
-    }
-    const uint32_t off = static_cast<uint32_t>(ub_top_);
-    ub_top_ += aligned;
-    return off;
-  }
+  uint32_t ub_alloc(uint32_t bytes, Site site, const char* what);
   uint64_t ub_allocated() const { return ub_top_; }
-  void ub_reset_allocation() {
-    ub_top_ = 0;
-    for (auto& s : slots_) {
-      s.state = kDead;
-      ++s.gen;
-    }
-    queues_.clear();
-  }
+  void ub_reset_allocation();
   std::vector<Slot>& slots() { return slots_; }
   const std::vector<Slot>& slots() const { return slots_; }
   std::vector<QueueRec>& queues() { return queues_; }
@@ -398,23 +268,10 @@ struct Engine {
   // ---- GM registry ---------------------------------------------------------------------------
   static constexpr uint64_t kFakeBase = 0x7e0000000000ull;
   // Registers a harness buffer; returns the fake address the kernel sees (deterministic).
-  uint64_t gm_register(const char* name, uint8_t* real, uint64_t bytes, bool writable) {
-    GmBuffer b;
-    b.name = name;
-    b.real = real;
-    b.bytes = bytes;
-    b.fake = kFakeBase + gm_cursor_;
-    b.writable = writable;
-    gm_cursor_ += (bytes + (1u << 20) - 1) / (1u << 20) * (1u << 20) + (1u << 20);
-    gm_.push_back(b);
-    return b.fake;
-  }
+  uint64_t gm_register(const char* name, uint8_t* real, uint64_t bytes, bool writable);
   bool gm_is_registered(uint64_t fake) const { return find_gm(fake) >= 0; }
   // Real host pointer for [fake, fake+bytes); gm_out_of_bounds if not inside one buffer.
-  uint8_t* gm_real(uint64_t fake, uint64_t bytes, Site site) {
-    GmBuffer& b = gm_checked(fake, bytes, site);
-    return b.real + (fake - b.fake);
-  }
+  uint8_t* gm_real(uint64_t fake, uint64_t bytes, Site site);
   // GM accesses of the instruction just issued: extent, read-only, intra-core hazards between
   // pipes (MTE2/MTE3/S), cross-core races since the last SyncAll.
   void gm_read(uint64_t fake, uint64_t bytes, Site site) { gm_access(fake, bytes, false, site); }
@@ -427,42 +284,16 @@ struct Engine {
   bool trace_truncated() const { return trace_truncated_; }
   const MisuseRecord* first_misuse() const { return has_misuse_ ? &first_ : nullptr; }
   // max makespan over cores (the kernel's estimated cycles)
-  uint64_t total_cycles() const {
-    uint64_t t = 0;
-    for (const auto& c : cores_) t = std::max(t, c.makespan);
-    return t;
-  }
+  uint64_t total_cycles() const;
   // index into cores() of the slowest core (first one on ties), or -1
-  int slowest_core() const {
-    int best = -1;
-    for (size_t i = 0; i < cores_.size(); ++i)
-      if (best < 0 || cores_[i].makespan > cores_[static_cast<size_t>(best)].makespan)
-        best = static_cast<int>(i);
-    return best;
-  }
+  int slowest_core() const;
   // the pipe with the most busy cycles on the slowest core
-  Pipe bound_pipe() const {
-    const int c = slowest_core();
-    if (c < 0) return Pipe::S;
-    int best = 0;
-    for (int i = 1; i < kPipes; ++i)
-      if (cores_[static_cast<size_t>(c)].pipes[i].busy > cores_[static_cast<size_t>(c)].pipes[best].busy)
-        best = i;
-    return static_cast<Pipe>(best);
-  }
+  Pipe bound_pipe() const;
   // current core's timeline position (for tests)
-  uint64_t now_max() const {
-    uint64_t t = s_time_;
-    for (int i = 0; i < kPipes; ++i) t = std::max(t, free_[i]);
-    return t;
-  }
+  uint64_t now_max() const;
 
   // Records the first misuse (sticky); used by jk::misuse.
-  void record_misuse(const MisuseRecord& r) {
-    if (has_misuse_) return;
-    first_ = r;
-    has_misuse_ = true;
-  }
+  void record_misuse(const MisuseRecord& r);
 
  private:
   struct UbShadow {
@@ -500,34 +331,7 @@ struct Engine {
     size_t issue_event = 0;
     bool has_issue_event = false;
   };
-  void swap_core(CoreState& c) {
-    using std::swap;
-    swap(ub_, c.ub);
-    swap(init_, c.init);
-    swap(ub_shadow_, c.ub_shadow);
-    for (int i = 0; i < kPipes; ++i) {
-      swap(vc_[i], c.vc[i]);
-      swap(free_[i], c.free[i]);
-      swap(count_[i], c.count[i]);
-      swap(sites_[i], c.sites[i]);
-    }
-    swap(s_time_, c.s_time);
-    swap(cur_pipe_, c.cur_pipe);
-    swap(cur_id_, c.cur_id);
-    swap(has_cur_instr_, c.has_cur_instr);
-    swap(block_idx_, c.block_idx);
-    swap(in_core_, c.in_core);
-    swap(core_serial_, c.core_serial);
-    swap(epoch_, c.epoch);
-    swap(cur_, c.cur);
-    for (size_t i = 0; i < kPipes * kPipes * 8; ++i) swap(flags_[i], c.flags[i]);
-    swap(slots_, c.slots);
-    swap(queues_, c.queues);
-    swap(ub_top_, c.ub_top);
-    swap(tpipe_, c.tpipe);
-    swap(issue_event_, c.issue_event);
-    swap(has_issue_event_, c.has_issue_event);
-  }
+  void swap_core(CoreState& c);
 
   void (*barrier_hook_)(void* ctx, Site site) = nullptr;  // set by jk::run_blocks
   void* barrier_ctx_ = nullptr;
@@ -557,145 +361,27 @@ struct Engine {
     GmShadow* shadow = nullptr;  // calloc'ed lazily (zero pages stay untouched)
   };
 
-  void require_core(Site site) const {
-    if (!in_core_) misuse("unsupported_argument", site, "kernel API called outside a running core");
-  }
+  void require_core(Site site) const;
   // The scalar spends scalar_issue cycles issuing each API call: S-pipe busy time, shown on the
   // S lane of the trace as "issue" spans (back-to-back issues merged into one span).
-  void scalar_tick(Site site) {
-    const uint64_t cost = soc_.scalar_issue;
-    if (cost == 0) return;
-    const uint64_t start = s_time_;
-    s_time_ += cost;
-    free_[0] = std::max(free_[0], s_time_);
-    cur_.pipes[0].busy += cost;
-    add_op("issue", Pipe::S, cost);
-    if (has_issue_event_ && issue_event_ + 1 == trace_.size() &&
-        trace_[issue_event_].start + trace_[issue_event_].dur == start) {
-      trace_[issue_event_].dur += cost;
-    } else if (trace_.size() < trace_cap) {
-      issue_event_ = trace_.size();
-      has_issue_event_ = true;
-      trace_.push_back(TraceEvent{block_idx_, Pipe::S, "issue", start, cost, site});
-    } else {
-      trace_truncated_ = true;
-    }
-  }
-  void check_event_id(int32_t id, Site site) const {
-    if (id < 0 || id >= 8)
-      misuse("unsupported_argument", site,
-             "event id " + std::to_string(id) + " outside 0..7 (use TPipe::FetchEventID)");
-  }
+  void scalar_tick(Site site);
+  void check_event_id(int32_t id, Site site) const;
   static size_t flag_key(Pipe src, Pipe dst, int32_t id) {
     return (static_cast<size_t>(src) * kPipes + static_cast<size_t>(dst)) * 8 +
            static_cast<size_t>(id);
   }
-  void add_op(const char* op, Pipe pipe, uint64_t cycles) {
-    for (size_t i = 0; i < op_keys_.size(); ++i) {
-      if (op_keys_[i] == op && ops_[i].pipe == pipe) {
-        ops_[i].calls += 1;
-        ops_[i].cycles += cycles;
-        return;
-      }
-    }
-    for (size_t i = 0; i < ops_.size(); ++i) {
-      if (ops_[i].pipe == pipe && ops_[i].op == op) {
-        op_keys_[i] = op;
-        ops_[i].calls += 1;
-        ops_[i].cycles += cycles;
-        return;
-      }
-    }
-    ops_.push_back(OpStats{op, pipe, 1, cycles});
-    op_keys_.push_back(op);
-  }
+  void add_op(const char* op, Pipe pipe, uint64_t cycles);
 
-  Instr instr(Pipe p, uint32_t id) const {
-    const auto& v = sites_[static_cast<int>(p)];
-    if (id == 0 || id > v.size()) return Instr{Site{"?", 0}, "?"};
-    return v[id - 1];
-  }
+  Instr instr(Pipe p, uint32_t id) const;
 
   // "V (Add) reads UB byte 64 that MTE2 (DataCopy) wrote at op_kernel/x.cpp:12 with no ..."
   [[noreturn]] void hazard(const char* space, uint64_t at, bool write, Pipe other,
-                           uint32_t other_id, bool other_write, Site site) const {
-    const Instr mine = instr(cur_pipe_, cur_id_), theirs = instr(other, other_id);
-    misuse("pipeline_hazard", site,
-           std::string(pipe_name(cur_pipe_)) + " (" + mine.op + ")" +
-               (write ? " writes " : " reads ") + space + " byte " + std::to_string(at) +
-               " that " + pipe_name(other) + " (" + theirs.op + ")" +
-               (other_write ? " wrote" : " read") + " at " + site_str(theirs.site) +
-               " with no EnQue/DeQue, SetFlag/WaitFlag or PipeBarrier<PIPE_ALL> ordering them");
-  }
+                           uint32_t other_id, bool other_write, Site site) const;
 
-  void ub_access(uint32_t offset, uint32_t bytes, bool write, Site site) {
-    if (bytes == 0) return;
-    if (!has_cur_instr_) misuse("unsupported_argument", site, "UB access before any instruction");
-    if (static_cast<uint64_t>(offset) + bytes > soc_.ub_bytes) {
-      misuse("ub_out_of_bounds", site,
-             "access [" + std::to_string(offset) + ", " +
-                 std::to_string(static_cast<uint64_t>(offset) + bytes) +
-                 ") past the end of the " + std::to_string(soc_.ub_bytes) + "-byte Unified Buffer");
-    }
-    if (!write) {
-      const void* hole = std::memchr(init_.data() + offset, 0, bytes);
-      if (hole) {
-        const size_t at = static_cast<const uint8_t*>(hole) - init_.data();
-        misuse("ub_uninitialised_read", site,
-               std::string(pipe_name(cur_pipe_)) + " reads UB byte " + std::to_string(at) +
-                   " (in [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) +
-                   ")) that nothing wrote since the core started: UB holds garbage on hardware");
-      }
-    }
-    if (check_hazards) {
-      const int q = static_cast<int>(cur_pipe_);
-      const VClock& v = vc_[q];
-      const uint32_t b0 = offset / 32, b1 = (offset + bytes - 1) / 32;
-      for (uint32_t b = b0; b <= b1; ++b) {
-        UbShadow& s = ub_shadow_[b];
-        if (s.w_id && s.w_pipe != q && v.c[s.w_pipe] < s.w_id)
-          hazard("UB", std::max<uint64_t>(offset, uint64_t(b) * 32), write,
-                 static_cast<Pipe>(s.w_pipe), s.w_id, true, site);
-        if (write) {
-          for (int r = 0; r < kPipes; ++r)
-            if (r != q && s.r_id[r] > v.c[r])
-              hazard("UB", std::max<uint64_t>(offset, uint64_t(b) * 32), true,
-                     static_cast<Pipe>(r), s.r_id[r], false, site);
-          s.w_id = cur_id_;
-          s.w_pipe = static_cast<uint8_t>(q);
-        } else {
-          s.r_id[q] = cur_id_;
-        }
-      }
-    } else if (write) {
-      // keep the shadow coherent in case checks are turned back on: nothing to do
-    }
-    if (write) std::memset(init_.data() + offset, 1, bytes);
-  }
+  void ub_access(uint32_t offset, uint32_t bytes, bool write, Site site);
 
-  int find_gm(uint64_t fake) const {
-    for (size_t i = 0; i < gm_.size(); ++i)
-      if (fake >= gm_[i].fake && fake < gm_[i].fake + std::max<uint64_t>(gm_[i].bytes, 1))
-        return static_cast<int>(i);
-    return -1;
-  }
-  GmBuffer& gm_checked(uint64_t fake, uint64_t bytes, Site site) {
-    const int i = find_gm(fake);
-    if (i < 0) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(fake));
-      misuse("gm_out_of_bounds", site,
-             std::string("GM address ") + buf + " is not inside any buffer the harness passed");
-    }
-    GmBuffer& b = gm_[static_cast<size_t>(i)];
-    if (fake - b.fake + bytes > b.bytes) {
-      misuse("gm_out_of_bounds", site,
-             "GM access [" + std::to_string(fake - b.fake) + ", " +
-                 std::to_string(fake - b.fake + bytes) + ") runs past the end of buffer '" +
-                 b.name + "' (" + std::to_string(b.bytes) + " bytes)");
-    }
-    return b;
-  }
+  int find_gm(uint64_t fake) const;
+  GmBuffer& gm_checked(uint64_t fake, uint64_t bytes, Site site);
 
   static uint32_t block_mask(uint64_t lo, uint64_t hi) {  // bytes [lo, hi) within one block
     const uint32_t n = static_cast<uint32_t>(hi - lo);
@@ -703,101 +389,12 @@ struct Engine {
     return m << (lo & 31);
   }
 
-  void gm_access(uint64_t fake, uint64_t bytes, bool write, Site site) {
-    if (bytes == 0) return;
-    if (!has_cur_instr_) misuse("unsupported_argument", site, "GM access before any instruction");
-    GmBuffer& b = gm_checked(fake, bytes, site);
-    if (write && !b.writable)
-      misuse("gm_write_readonly", site,
-             "writes input buffer '" + b.name + "' (inputs are read-only for the kernel)");
-    if (!b.writable) return;  // nobody writes it: no hazard possible
-    if (!b.shadow) {
-      const size_t n = (b.bytes + 31) / 32;
-      b.shadow = static_cast<GmShadow*>(std::calloc(n ? n : 1, sizeof(GmShadow)));
-      if (!b.shadow) misuse("unsupported_argument", site, "out of host memory for GM shadow");
-    }
-    const uint64_t lo = fake - b.fake, hi = lo + bytes;
-    const int q = static_cast<int>(cur_pipe_);
-    const int rq = cur_pipe_ == Pipe::S ? 0 : (cur_pipe_ == Pipe::MTE2 ? 1 : 2);
-    static const Pipe rpipes[3] = {Pipe::S, Pipe::MTE2, Pipe::MTE3};
-    const VClock& v = vc_[q];
-    const int16_t me = static_cast<int16_t>(block_idx_ + 1);
-    const uint16_t ep = static_cast<uint16_t>(epoch_);
-    for (uint64_t blk = lo / 32; blk <= (hi - 1) / 32; ++blk) {
-      GmShadow& s = b.shadow[blk];
-      const uint64_t bl = std::max(lo, blk * 32), bh = std::min(hi, blk * 32 + 32);
-      const uint32_t mask = block_mask(bl, bh);
-      if (s.stamp != core_serial_) {
-        s.stamp = core_serial_;
-        s.w_id = 0;
-        s.r_id[0] = s.r_id[1] = s.r_id[2] = 0;
-      }
-      if (check_hazards) {
-        if (s.w_id && s.w_pipe != q && v.c[s.w_pipe] < s.w_id)
-          hazard("GM", bl, write, static_cast<Pipe>(s.w_pipe), s.w_id, true, site);
-        if (write)
-          for (int r = 0; r < 3; ++r)
-            if (r != rq && s.r_id[r] > v.c[static_cast<int>(rpipes[r])])
-              hazard("GM", bl, true, rpipes[r], s.r_id[r], false, site);
-        cross_core(b, s, bl, mask, write, me, ep, site);
-      }
-      if (write) {
-        s.w_id = cur_id_;
-        s.w_pipe = static_cast<uint8_t>(q);
-        if (s.w_core == me && s.w_epoch == ep) {
-          s.w_mask |= mask;
-        } else {
-          s.w_core = me;
-          s.w_epoch = ep;
-          s.w_mask = mask;
-        }
-      } else {
-        s.r_id[rq] = cur_id_;
-        if (s.r_min == 0 || s.r_epoch != ep) {
-          s.r_min = s.r_max = me;
-          s.r_epoch = ep;
-          s.r_mask = mask;
-        } else {
-          s.r_min = std::min(s.r_min, me);
-          s.r_max = std::max(s.r_max, me);
-          s.r_mask |= mask;
-        }
-      }
-    }
-  }
+  void gm_access(uint64_t fake, uint64_t bytes, bool write, Site site);
 
-  // Cores run one after another here but at the same time on hardware: within one SyncAll phase,
+  // Cores run one at a time here but at the same time on hardware: within one SyncAll phase,
   // a block another core wrote must not be read or written by this one (and vice versa).
   void cross_core(const GmBuffer& b, const GmShadow& s, uint64_t at, uint32_t mask, bool write,
-                  int16_t me, uint16_t ep, Site site) const {
-    auto where = [&]() { return "GM buffer '" + b.name + "' byte " + std::to_string(at); };
-    if (s.w_core && s.w_core != me && (s.w_mask & mask)) {
-      if (s.w_epoch == ep)
-        misuse("cross_core_race", site,
-               std::string("core ") + std::to_string(block_idx_) + (write ? " writes " : " reads ") +
-                   where() + " that core " + std::to_string(s.w_core - 1) +
-                   " writes with no SyncAll between them");
-      if (s.w_epoch > ep)
-        misuse("unsupported_argument", site,
-               "core " + std::to_string(block_idx_) + " touches " + where() + " that core " +
-                   std::to_string(s.w_core - 1) +
-                   " writes after a later SyncAll: passing data between cores across SyncAll needs "
-                   "the cores run side by side (Engine::run_blocks), not one after another");
-    }
-    if (write && s.r_min && (s.r_min != me || s.r_max != me) && (s.r_mask & mask)) {
-      const int16_t other = s.r_min != me ? s.r_min : s.r_max;
-      if (s.r_epoch == ep)
-        misuse("cross_core_race", site,
-               "core " + std::to_string(block_idx_) + " writes " + where() + " that core " +
-                   std::to_string(other - 1) + " reads with no SyncAll between them");
-      if (s.r_epoch > ep)
-        misuse("unsupported_argument", site,
-               "core " + std::to_string(block_idx_) + " writes " + where() + " that core " +
-                   std::to_string(other - 1) +
-                   " reads after a later SyncAll: passing data between cores across SyncAll needs "
-                   "the cores run side by side (Engine::run_blocks), not one after another");
-    }
-  }
+                  int16_t me, uint16_t ep, Site site) const;
 
   SocParams soc_;
   std::vector<uint8_t> ub_;
@@ -835,17 +432,8 @@ struct Engine {
   uint64_t gm_cursor_ = 0;
 };
 
-[[noreturn]] inline void misuse(const char* check, Site site, const std::string& message) {
-  MisuseRecord r;
-  r.check = check;
-  r.message = message;
-  r.file = site.file ? site.file : "?";
-  r.line = site.line;
-  if (g_engine) {
-    r.block = g_engine->in_core() ? static_cast<int32_t>(g_engine->block_idx()) : -1;
-    g_engine->record_misuse(r);
-  }
-  throw Misuse(r);
-}
-
 }  // namespace jk
+
+#if JK_ENGINE_DEFS
+#include "jk_ascendc/engine_impl.h"
+#endif

@@ -69,7 +69,9 @@ inline Mask mask_first(uint32_t n) {
 
 // Continuous mask: the first `mask` elements; mask in [1, 128] for 16-bit, [1, 64] for 32-bit
 // operands (atlasascendc_api_07_0047, "mask" section; atlasascendc_api_07_0078 parameter table).
-inline Mask mask_count(uint64_t mask, uint32_t lanes, const char* api, Site site) {
+JK_ENGINE_FN Mask mask_count(uint64_t mask, uint32_t lanes, const char* api, Site site)
+#if JK_ENGINE_DEFS
+{
   if (mask < 1 || mask > lanes) {
     misuse("mask_out_of_range", site,
            std::string(api) + ": continuous mask " + u64s(mask) + " is outside [1, " + u64s(lanes) +
@@ -77,11 +79,16 @@ inline Mask mask_count(uint64_t mask, uint32_t lanes, const char* api, Site site
   }
   return mask_first(static_cast<uint32_t>(mask));
 }
+#else
+;
+#endif
 
 // Bitwise mask: for 16-bit operands mask[0] covers elements 0..63 and mask[1] 64..127, not both 0;
 // for 32-bit operands the array has ONE element, mask[0] != 0 (mask[1] is never read).
 // (atlasascendc_api_07_0078 / 07_0047 "逐bit模式").
-inline Mask mask_bits(const uint64_t* mask, uint32_t lanes, const char* api, Site site) {
+JK_ENGINE_FN Mask mask_bits(const uint64_t* mask, uint32_t lanes, const char* api, Site site)
+#if JK_ENGINE_DEFS
+{
   Mask m;
   m.lo = mask[0];
   m.hi = lanes > 64 ? mask[1] : 0;
@@ -90,14 +97,22 @@ inline Mask mask_bits(const uint64_t* mask, uint32_t lanes, const char* api, Sit
   }
   return m;
 }
+#else
+;
+#endif
 
-inline void check_repeat(int64_t repeat, const char* api, Site site, int64_t max = kMaxRepeat) {
+JK_ENGINE_FN void check_repeat(int64_t repeat, const char* api, Site site, int64_t max = kMaxRepeat)
+#if JK_ENGINE_DEFS
+{
   if (repeat < 0 || repeat > max) {
     misuse("repeat_out_of_range", site,
            std::string(api) + ": repeatTimes " + std::to_string(repeat) + " is outside [0, " +
                std::to_string(max) + "]");
   }
 }
+#else
+;
+#endif
 
 // A UB operand of one vector instruction and its element layout.
 struct Operand {
@@ -151,8 +166,10 @@ inline void store(const Operand& op, uint64_t byte, T v) {
 
 // Declare to the engine one contiguous span [start, end) (bytes from the tensor start), after a
 // bounds check against the tensor's own buffer.
-inline void declare(const Operand& op, uint64_t start, uint64_t end, bool write, const char* api,
-                    Site site) {
+JK_ENGINE_FN void declare(const Operand& op, uint64_t start, uint64_t end, bool write, const char* api,
+                    Site site)
+#if JK_ENGINE_DEFS
+{
   if (end > op.extent) {
     misuse("ub_out_of_bounds", site,
            std::string(api) + ": " + op.role + " access to bytes [" + u64s(start) + ", " +
@@ -164,6 +181,9 @@ inline void declare(const Operand& op, uint64_t start, uint64_t end, bool write,
     eng().ub_read(op.off + static_cast<uint32_t>(start), static_cast<uint32_t>(end - start), site);
   }
 }
+#else
+;
+#endif
 
 // The lanes one operand touches under one mask, laid out once per instruction: every repeat
 // touches the same pattern shifted by r * repeat stride.
@@ -224,7 +244,9 @@ struct CountPlan {
   uint64_t repeats() const { return full + (tail ? 1 : 0); }
 };
 
-inline CountPlan plan_count(int64_t count, uint32_t lanes, const char* api, Site site) {
+JK_ENGINE_FN CountPlan plan_count(int64_t count, uint32_t lanes, const char* api, Site site)
+#if JK_ENGINE_DEFS
+{
   if (count < 0) {
     misuse("unsupported_argument", site,
            std::string(api) + ": negative count " + std::to_string(count));
@@ -234,6 +256,9 @@ inline CountPlan plan_count(int64_t count, uint32_t lanes, const char* api, Site
   p.tail = static_cast<uint32_t>(uint64_t(count) % lanes);
   return p;
 }
+#else
+;
+#endif
 
 // ---- the vector mask register (isSetMask = false) ------------------------------------------
 // SetMaskCount / SetMaskNorm (atlasascendc_api_07_0093..0097, "掩码操作"): in Counter mode the
@@ -270,8 +295,10 @@ struct MaskPlan {
   const Mask& at(uint64_t r) const { return r < repeats ? body : tail; }
 };
 
-inline MaskPlan plan_explicit(const Mask& m, int64_t repeat, const char* api, Site site,
-                              int64_t max_repeat = kMaxRepeat) {
+JK_ENGINE_FN MaskPlan plan_explicit(const Mask& m, int64_t repeat, const char* api, Site site,
+                              int64_t max_repeat = kMaxRepeat)
+#if JK_ENGINE_DEFS
+{
   check_repeat(repeat, api, site, max_repeat);
   MaskReg& reg = mask_reg();
   if (reg.counter) {
@@ -286,9 +313,14 @@ inline MaskPlan plan_explicit(const Mask& m, int64_t repeat, const char* api, Si
   p.repeats = uint64_t(repeat);
   return p;
 }
+#else
+;
+#endif
 
-inline MaskPlan plan_register(uint32_t lanes, int64_t repeat, const char* api, Site site,
-                              int64_t max_repeat = kMaxRepeat) {
+JK_ENGINE_FN MaskPlan plan_register(uint32_t lanes, int64_t repeat, const char* api, Site site,
+                              int64_t max_repeat = kMaxRepeat)
+#if JK_ENGINE_DEFS
+{
   const MaskReg& reg = mask_reg();
   MaskPlan p;
   if (!reg.counter) {
@@ -308,6 +340,9 @@ inline MaskPlan plan_register(uint32_t lanes, int64_t repeat, const char* api, S
   p.tail = mask_first(static_cast<uint32_t>(reg.lo % lanes));
   return p;
 }
+#else
+;
+#endif
 
 // The plan of a call with a continuous (`uint64_t mask`) or bitwise (`mask[]`) mask argument.
 template <bool isSetMask>

@@ -97,9 +97,9 @@ inline int64_t GetBlockIdx() { return static_cast<int64_t>(jk::eng().block_idx()
 inline int64_t GetBlockNum() { return static_cast<int64_t>(jk::eng().block_num()); }
 
 // Synchronises all cores (SyncAll, hard-sync form, atlasascendc_api_07_0204): a full barrier
-// here and a new phase for cross-core GM ordering. Cores run one after another on the CPU, so
-// data passed backwards between cores across SyncAll is reported as unsupported rather than
-// silently wrong. The soft-sync form (gmWorkspace, ubWorkspace) is not provided.
+// here and a new phase for cross-core GM ordering. The harness runs the blocks side by side
+// (jk::run_blocks), so every core waits here for the others and then sees what they wrote
+// before the barrier. The soft-sync form (gmWorkspace, ubWorkspace) is not provided.
 template <bool isAIVOnly = true>
 inline void SyncAll(jk::Site site = jk::here()) {
   jk::eng().sync_all(site);

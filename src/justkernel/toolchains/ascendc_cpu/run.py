@@ -7,12 +7,16 @@ Its exit code says how it ended (0 ok, 5 tiling rejected, 6 outputs not written,
 with misuse.json, 2/3 the harness refused its own inputs: our fault, never the candidate's);
 outputs are checked on the host against the golden, for perf runs too, so a kernel cannot
 earn cycles with wrong results. A perf run's cycles are run.json's `cycles.total`; its
-trace.json is kept whole as a blob (a Chrome trace cut in the middle would not load).
+trace.json is kept whole (a Chrome trace cut in the middle would not load) but gzip-compressed,
+as the blob `<case>.trace.json.gz`: 7-12 MB of JSON per perf case shrinks ~17x, and Perfetto and
+chrome://tracing open gzipped traces as they are. The gzip header has mtime 0 and no file name,
+so the same trace is the same blob (`load_trace` reads one back).
 """
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import hashlib
 import json
 import os
@@ -45,6 +49,7 @@ from justkernel.toolchains.sandbox import SandboxLimits, SandboxResult, SandboxS
 HARNESS = "/sandbox/bin/harness"
 EXIT_MISUSE = 7  # the other exit codes are the CPU harness's (operator.toml [harness])
 MISUSE_FILE, RUN_FILE, TRACE_FILE = "misuse.json", "run.json", "trace.json"
+TRACE_SUFFIX = ".trace.json.gz"  # the receipt blob name of a perf case's trace: <case> + this
 MAX_MISUSE_BYTES = 64 << 10
 MAX_RUN_BYTES = 4 << 20
 MAX_TEXT = 500  # characters kept of a misuse message or site
@@ -129,17 +134,22 @@ def classify(
 
 
 def keep_whole(sink: LogSink, name: str, path: Path) -> LogRef | None:
-    """A harness file as a blob, scrubbed like every log but never cut (the sandbox's file
-    size limit already bounds it)."""
+    """A harness file as a gzip blob, scrubbed like every log but never cut (the sandbox's
+    file size limit already bounds it). Deterministic: mtime 0, no file name in the header."""
     try:
         raw = path.read_bytes()
     except OSError:
         return None
-    raw = redaction.scrub_bytes(raw)
-    digest = hashlib.sha256(raw).hexdigest()
+    packed = gzip.compress(redaction.scrub_bytes(raw), compresslevel=6, mtime=0)
+    digest = hashlib.sha256(packed).hexdigest()
     sink.folder.mkdir(parents=True, exist_ok=True)
-    (sink.folder / digest).write_bytes(raw)
-    return LogRef(name=name, sha256=digest, bytes=len(raw))
+    (sink.folder / digest).write_bytes(packed)
+    return LogRef(name=name, sha256=digest, bytes=len(packed))
+
+
+def load_trace(blob: bytes) -> Any:
+    """A stored trace blob (`<case>.trace.json.gz`) back as the Chrome trace-event JSON."""
+    return json.loads(gzip.decompress(blob))
 
 
 @dataclass(frozen=True)
@@ -213,7 +223,7 @@ class CaseRunner:
                 check.detail = f"no usable run.json: {exc}"
             else:
                 trace = await asyncio.to_thread(
-                    keep_whole, self.logs, f"{case_id}.trace.json", out_dir / TRACE_FILE
+                    keep_whole, self.logs, f"{case_id}{TRACE_SUFFIX}", out_dir / TRACE_FILE
                 )
                 if trace is None:
                     check.outcome, check.passed = CaseOutcome.CRASHED, False

@@ -1,7 +1,10 @@
 // Probe kernel: output0 = input0 * input1 row-blocked over the cores, output1 = zeros.
 // Variants (-D): PROBE_RAW dereferences a GM pointer directly; PROBE_RACY copies the inputs into
 // a TBuf and multiplies with no EnQue/DeQue or flag in between (an MTE2 -> V race); PROBE_CATCH
-// swallows a misuse with try/catch and carries on; PROBE_TILING_WRITE writes the tiling bytes.
+// swallows a misuse with try/catch and carries on; PROBE_TILING_WRITE writes the tiling bytes;
+// PROBE_SYNCALL passes data between cores through GM: every block writes the first 8 products
+// of its tile to its 32 bytes of workspace, SyncAll, then block 0 sums the partials of all blocks
+// into output1[0..8) (atlasascendc_api_07_0204: writes before SyncAll are seen after it).
 // Every variant checks TILING_KEY_IS (the probe host sets key 3).
 #include "kernel_operator.h"
 using namespace AscendC;
@@ -71,8 +74,35 @@ extern "C" __global__ __aicore__ void confusion_mul_grad(GM_ADDR input0, GM_ADDR
 #endif
     lo = qo.DeQue<float>();
     DataCopy(o0, lo, n);
+#ifdef PROBE_SYNCALL
+    GlobalTensor<float> partials;
+    partials.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(workspace), 8 * GetBlockNum());
+    DataCopy(partials[8 * GetBlockIdx()], lo, 8);
+#endif
     qo.FreeTensor(lo);
     lz = qz.DeQue<float>();
     DataCopy(o1, lz, t.rowsPerBlock);
     qz.FreeTensor(lz);
+#ifdef PROBE_SYNCALL
+    SyncAll();
+    if (GetBlockIdx() == 0) {
+        const uint32_t all = 8 * static_cast<uint32_t>(GetBlockNum());
+        TQue<QuePosition::VECIN, 1> qp;
+        TQue<QuePosition::VECOUT, 1> qs;
+        pipe.InitBuffer(qp, 1, all * sizeof(float));
+        pipe.InitBuffer(qs, 1, 8 * sizeof(float));
+        LocalTensor<float> lp = qp.AllocTensor<float>();
+        DataCopy(lp, partials, all);
+        qp.EnQue(lp);
+        lp = qp.DeQue<float>();
+        LocalTensor<float> ls = qs.AllocTensor<float>();
+        DataCopy(ls, lp, 8);
+        for (uint32_t k = 8; k < all; k += 8) Add(ls, ls, lp[k], 8);
+        qs.EnQue(ls);
+        qp.FreeTensor(lp);
+        ls = qs.DeQue<float>();
+        DataCopy(o1, ls, 8);
+        qs.FreeTensor(ls);
+    }
+#endif
 }
