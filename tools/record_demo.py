@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from justkernel.app import open_runtime
-from justkernel.events.bundle_export import export_run
+from justkernel.events.run_export import export_run
 from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.scheduler.summary import RunFigures
 from justkernel.settings.config import Settings

@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from justkernel.evaluation.bundle import encode_bundle
 from justkernel.evaluation.protocol import CandidateBundle
+from justkernel.evaluation.submission_files import encode_bundle
 from justkernel.operators import load_operator
 from tests.evaluation.support import (
     Clock,

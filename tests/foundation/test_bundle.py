@@ -20,16 +20,16 @@ from typer.testing import CliRunner
 
 from justkernel.cli import bundle_cmds
 from justkernel.events import Event, ReadOnlyRun
-from justkernel.events import bundle_import as bundle_import_module
-from justkernel.events.bundle import (
+from justkernel.events import run_import as run_import_module
+from justkernel.events.run_archive import (
     EVENTS_NAME,
     MANIFEST_NAME,
     ExportRefused,
     InvalidBundle,
     SecretInExport,
 )
-from justkernel.events.bundle_export import export_run
-from justkernel.events.bundle_import import import_bundle
+from justkernel.events.run_export import export_run
+from justkernel.events.run_import import import_bundle
 from justkernel.lab import Lab, open_lab
 from justkernel.settings.config import Settings
 from justkernel.store.runs import Run
@@ -223,7 +223,7 @@ async def test_a_failed_database_write_leaves_no_run(
     run = await seed_run(lab)
     exported = await export_run(lab, run.id, tmp_path / "a.jkbundle")
     before = await snapshot(lab)
-    monkeypatch.setattr(bundle_import_module, "INSERT_BATCH", 5)
+    monkeypatch.setattr(run_import_module, "INSERT_BATCH", 5)
 
     def explode(stage: str, done: int, _total: int) -> None:
         if stage == "loading events" and done >= 10:  # two batches are already inserted

@@ -21,9 +21,14 @@ from pathlib import Path
 import pytest
 
 from justkernel.events import Event
-from justkernel.events.bundle import EVENTS_NAME, MANIFEST_NAME, InvalidBundle, encode_event_line
-from justkernel.events.bundle_export import export_run
-from justkernel.events.bundle_import import import_bundle
+from justkernel.events.run_archive import (
+    EVENTS_NAME,
+    MANIFEST_NAME,
+    InvalidBundle,
+    encode_event_line,
+)
+from justkernel.events.run_export import export_run
+from justkernel.events.run_import import import_bundle
 from justkernel.lab import Lab
 from justkernel.reports.report import build_report
 from justkernel.store.runs import Run
@@ -113,8 +118,8 @@ def _many_events_bundle(lab_bundle: Path, out: Path, origin: str, count: int, cl
 CHILD = """
 import asyncio, json, sys
 from pathlib import Path
-from justkernel.events.bundle import BundleError
-from justkernel.events.bundle_import import import_bundle
+from justkernel.events.run_archive import BundleError
+from justkernel.events.run_import import import_bundle
 from justkernel.lab import open_lab
 from justkernel.settings.config import Settings
 

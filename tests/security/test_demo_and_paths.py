@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from justkernel.events.bundle_check import check_bundle
+from justkernel.events.run_archive_check import check_bundle
 from justkernel.lab import Lab, open_lab
 from justkernel.settings.config import Settings
 from justkernel.web.demo import DemoPlayer, demo_bundle_path

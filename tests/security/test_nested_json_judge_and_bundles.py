@@ -16,9 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from justkernel.events.bundle import EVENTS_NAME, MANIFEST_NAME, InvalidBundle
-from justkernel.events.bundle_export import export_run
-from justkernel.events.bundle_import import import_bundle
+from justkernel.events.run_archive import EVENTS_NAME, MANIFEST_NAME, InvalidBundle
+from justkernel.events.run_export import export_run
+from justkernel.events.run_import import import_bundle
 from justkernel.lab import Lab
 from tests.evaluation.support import judge_in_thread, new_judge_dir
 from tests.foundation.test_bundle import members_of, seed_run, snapshot

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from justkernel.events.bundle_check import check_bundle
+from justkernel.events.run_archive_check import check_bundle
 from justkernel.web.demo import demo_bundle_path
 
 

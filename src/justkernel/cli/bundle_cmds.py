@@ -24,9 +24,9 @@ from justkernel.cli.common import (
 )
 
 if TYPE_CHECKING:  # the store's imports cost seconds: only these commands pay for them
-    from justkernel.events.bundle import ProgressFn
-    from justkernel.events.bundle_export import ExportResult
-    from justkernel.events.bundle_import import ImportResult
+    from justkernel.events.run_archive import ProgressFn
+    from justkernel.events.run_export import ExportResult
+    from justkernel.events.run_import import ImportResult
 
 
 def _say(text: str) -> None:
@@ -59,8 +59,8 @@ def export_cmd(
     force: Annotated[bool, typer.Option("--force", help="Replace OUTPUT if it exists.")] = False,
 ) -> None:
     """Export a run as one self-contained bundle (events, blobs, manifest; never secrets)."""
-    from justkernel.events.bundle import BundleError
-    from justkernel.events.bundle_export import export_run
+    from justkernel.events.run_archive import BundleError
+    from justkernel.events.run_export import export_run
     from justkernel.store.runs import UnknownRun
 
     settings = settings_or_exit()
@@ -91,9 +91,9 @@ def import_cmd(
     ] = False,
 ) -> None:
     """Validate a bundle and load it as a new read-only replay run."""
-    from justkernel.events.bundle import BundleError
-    from justkernel.events.bundle_check import check_bundle
-    from justkernel.events.bundle_import import import_bundle
+    from justkernel.events.run_archive import BundleError
+    from justkernel.events.run_archive_check import check_bundle
+    from justkernel.events.run_import import import_bundle
 
     settings = settings_or_exit()
     if check:

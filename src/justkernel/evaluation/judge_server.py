@@ -36,7 +36,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from justkernel.evaluation.bundle import BundleError, BundleLimits, decode_bundle
 from justkernel.evaluation.hidden_cases import load_or_create_hidden_cases
 from justkernel.evaluation.judge_eval import TIME_SOURCE, JudgeEvaluation
 from justkernel.evaluation.judge_limits import SlidingWindow, next_reset, quota_day, utc_now
@@ -44,6 +43,7 @@ from justkernel.evaluation.judge_paths import JudgeFolder
 from justkernel.evaluation.judge_public import Publisher
 from justkernel.evaluation.judge_runner import JudgeRunner
 from justkernel.evaluation.judge_store import JudgeStore, StoredSubmission
+from justkernel.evaluation.submission_files import BundleError, BundleLimits, decode_bundle
 from justkernel.jsonsafe import loads_bounded
 from justkernel.operators import load_operator
 

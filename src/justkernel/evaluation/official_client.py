@@ -28,7 +28,6 @@ from typing import Any
 
 import httpx
 
-from justkernel.evaluation.bundle import encode_bundle
 from justkernel.evaluation.protocol import (
     CandidateBundle,
     JudgeAuthError,
@@ -43,6 +42,7 @@ from justkernel.evaluation.protocol import (
     QuotaInfo,
     SubmissionStatus,
 )
+from justkernel.evaluation.submission_files import encode_bundle
 
 MAX_MESSAGE = 300
 

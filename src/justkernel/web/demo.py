@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 
 from justkernel.events import Event, NewEvent
-from justkernel.events.bundle import blob_member
-from justkernel.events.bundle_check import check_bundle
+from justkernel.events.run_archive import blob_member
+from justkernel.events.run_archive_check import check_bundle
 from justkernel.lab import Lab
 from justkernel.paths import resources_dir
 from justkernel.store import Run

@@ -12,9 +12,9 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from justkernel.events.bundle import BundleError, ExportRefused
-from justkernel.events.bundle_export import export_run
-from justkernel.events.bundle_import import import_bundle
+from justkernel.events.run_archive import BundleError, ExportRefused
+from justkernel.events.run_export import export_run
+from justkernel.events.run_import import import_bundle
 from justkernel.lab import Lab
 from justkernel.reports.report import build_report
 from justkernel.web.config_api import refuse_in_demo

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from justkernel.evaluation.bundle import decode_bundle, encode_bundle
 from justkernel.evaluation.protocol import CandidateBundle
+from justkernel.evaluation.submission_files import decode_bundle, encode_bundle
 from justkernel.operators import load_operator
 from justkernel.toolchains import check_tree
 from tests.evaluation.support import project

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from justkernel import __version__
-from justkernel.events.bundle import (
+from justkernel.events.run_archive import (
     CHUNK_BYTES,
     EVENTS_NAME,
     FORMAT_VERSION,
@@ -27,6 +27,7 @@ from justkernel.events.bundle import (
     MANIFEST_NAME,
     MAX_RUN_ID,
     ZIP_TIME,
+    ArchiveServices,
     ExportRefused,
     InvalidBundle,
     Manifest,
@@ -40,7 +41,6 @@ from justkernel.events.bundle import (
     encode_event_line,
     parse_manifest,
 )
-from justkernel.lab import Lab
 from justkernel.settings import redaction
 from justkernel.settings.secrets import SecretsError, SecretsStore
 from justkernel.store.runs import Run, utc_now_iso
@@ -162,7 +162,12 @@ class _Plan:
 
 
 async def _scan_events(
-    lab: Lab, run: Run, origin: str, scanner: SecretScanner, limit: int, report: ProgressFn
+    lab: ArchiveServices,
+    run: Run,
+    origin: str,
+    scanner: SecretScanner,
+    limit: int,
+    report: ProgressFn,
 ) -> _Plan:
     digest, size, count = hashlib.sha256(), 0, 0
     versions: set[int] = set()
@@ -199,7 +204,7 @@ async def _scan_events(
     return _Plan(events=events, count=count, versions=versions, blob_seq=blob_seq, blobs={})
 
 
-async def _read_blob(lab: Lab, sha: str, seq: int) -> bytes:
+async def _read_blob(lab: ArchiveServices, sha: str, seq: int) -> bytes:
     try:
         return await asyncio.to_thread(lab.blobs.get, sha)
     except FileNotFoundError:
@@ -211,7 +216,7 @@ async def _read_blob(lab: Lab, sha: str, seq: int) -> bytes:
 
 
 async def _scan_blobs(
-    lab: Lab, plan: _Plan, scanner: SecretScanner, limit: int, report: ProgressFn
+    lab: ArchiveServices, plan: _Plan, scanner: SecretScanner, limit: int, report: ProgressFn
 ) -> None:
     total = plan.events.size
     for done, (sha, seq) in enumerate(sorted(plan.blob_seq.items()), start=1):
@@ -230,7 +235,13 @@ async def _scan_blobs(
 
 
 async def _write(
-    lab: Lab, run: Run, origin: str, plan: _Plan, manifest: bytes, tmp: Path, report: ProgressFn
+    lab: ArchiveServices,
+    run: Run,
+    origin: str,
+    plan: _Plan,
+    manifest: bytes,
+    tmp: Path,
+    report: ProgressFn,
 ) -> None:
     with tmp.open("xb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(_zip_info(MANIFEST_NAME), manifest)
@@ -280,7 +291,7 @@ def _sync_folder(folder: Path) -> None:
 
 
 async def export_run(
-    lab: Lab,
+    lab: ArchiveServices,
     run_id: str,
     output: Path,
     *,

@@ -1,9 +1,10 @@
-"""The session bundle format, shared by export and import: member names, manifest, event lines.
+"""The run archive format (the `.jkbundle` "session bundle"), shared by export and import:
+member names, manifest, event lines.
 
-A bundle is one zip file (stored or deflated members) holding `manifest.json`, `events.jsonl`
+An archive is one zip file (stored or deflated members) holding `manifest.json`, `events.jsonl`
 and `blobs/<sha256>`. The rules live here once so the writer and the reader cannot drift apart;
-`docs/replay-format.md` describes them for people. Export: `bundle_export.export_run`;
-check: `bundle_check.read_bundle`; import: `bundle_import.import_bundle`.
+`docs/replay-format.md` describes them for people. Export: `run_export.export_run`;
+check: `run_archive_check.read_bundle`; import: `run_import.import_bundle`.
 """
 
 from __future__ import annotations
@@ -13,11 +14,17 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from justkernel.events.model import EVENT_SCHEMA_VERSION, Event
 from justkernel.jsonsafe import loads_bounded
 from justkernel.store.blobs import SHA256_RE
+
+if TYPE_CHECKING:
+    from justkernel.events.log import EventLog
+    from justkernel.settings.config import Settings
+    from justkernel.settings.secrets import SecretsStore
+    from justkernel.store import BlobStore, Database, RunRepository
 
 FORMAT_NAME = "justkernel-bundle"
 FORMAT_VERSION = 1
@@ -52,6 +59,18 @@ MEMBER_FIELDS = frozenset({"sha256", "size"})
 
 ProgressFn = Callable[[str, int, int], None]
 """Progress callback: (stage, done, total). Called often; must be cheap."""
+
+
+class ArchiveServices(Protocol):
+    """What export and import use of the lab. `lab.Lab` has these fields; typing them here,
+    rather than importing `Lab`, keeps the event log below the services bundle (no cycle)."""
+
+    settings: Settings
+    db: Database
+    runs: RunRepository
+    events: EventLog
+    blobs: BlobStore
+    secrets: SecretsStore
 
 
 class BundleError(Exception):

@@ -10,7 +10,7 @@ secret is refused at both ends). Events are streamed, never held: the check keep
 the blob names (the events themselves only when asked, for the demo).
 
 It writes nothing, so the dry run (`justkernel import --check`) and the demo use it alone;
-`bundle_import` stores a bundle that passed it as a new run.
+`run_import` stores a bundle that passed it as a new run.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from justkernel.events.bundle import (
+from justkernel.events.model import Event
+from justkernel.events.run_archive import (
     CHUNK_BYTES,
     EVENTS_NAME,
     MANIFEST_MAX_BYTES,
@@ -43,8 +44,7 @@ from justkernel.events.bundle import (
     parse_manifest,
     show,
 )
-from justkernel.events.bundle_export import SecretScanner
-from justkernel.events.model import Event
+from justkernel.events.run_export import SecretScanner
 
 LOCAL_HEADER, END_OF_DIRECTORY, END_RECORD_SIZE = b"PK\x03\x04", b"PK\x05\x06", 22
 DEFAULT_MAX_EVENTS = 200_000  # Settings.import_max_events

@@ -1,4 +1,5 @@
-"""A submission on the wire: the editable files as base64 or as a ZIP, checked before anything runs.
+"""A submission on the wire (the judge's "submission bundle"): the editable files as base64 or as a
+ZIP, checked before anything runs.
 
 The judge accepts exactly the files a team may change (the operator's editable paths), each at
 most 1 MiB, at most 64 of them. Everything else is refused with a message that says why:

@@ -1,6 +1,6 @@
 """Store a checked bundle as a new read-only replay run.
 
-`bundle_check.read_bundle` validates the whole file first; only then does this module write.
+`run_archive_check.read_bundle` validates the whole file first; only then does this module write.
 Blobs are stored first (content-addressed: a later failure leaves nothing wrong behind). The
 store reads the events member again in batches inside the one transaction that also writes the
 run row, re-hashing as it goes, so a failed or changed file leaves no run.
@@ -21,15 +21,17 @@ from typing import BinaryIO
 
 from sqlalchemy import insert
 
-from justkernel.events.bundle import (
+from justkernel.events.model import Event
+from justkernel.events.run_archive import (
     EVENTS_NAME,
     MAX_RUN_NAME,
+    ArchiveServices,
     BundleError,
     InvalidBundle,
     ProgressFn,
     blob_member,
 )
-from justkernel.events.bundle_check import (
+from justkernel.events.run_archive_check import (
     ZIP_ERRORS,
     Checks,
     LineReader,
@@ -39,9 +41,7 @@ from justkernel.events.bundle_check import (
     read_bundle,
     read_member,
 )
-from justkernel.events.bundle_export import SecretScanner
-from justkernel.events.model import Event
-from justkernel.lab import Lab
+from justkernel.events.run_export import SecretScanner
 from justkernel.store.blobs import BlobStore
 from justkernel.store.runs import Run, imported_provenance, new_run_id, utc_now_iso
 from justkernel.store.schema import events as events_table
@@ -129,7 +129,7 @@ def _event_batches(f: BinaryIO, bundle: ValidatedBundle) -> Iterator[list[Event]
 
 
 async def _insert_run(
-    lab: Lab, f: BinaryIO, bundle: ValidatedBundle, name: str | None, report: ProgressFn
+    lab: ArchiveServices, f: BinaryIO, bundle: ValidatedBundle, name: str | None, report: ProgressFn
 ) -> Run:
     """The run row and every event in one transaction: all of it or none of it. Events are
     read from the file batch by batch (in a thread), never all at once.
@@ -170,7 +170,7 @@ async def _insert_run(
     return await lab.runs.get(run_id)
 
 
-def _scanner(lab: Lab) -> SecretScanner:
+def _scanner(lab: ArchiveServices) -> SecretScanner:
     """The stored secrets' values; refusing (rather than skipping the check) if unreadable."""
     try:
         return SecretScanner.from_store(lab.secrets)
@@ -179,7 +179,7 @@ def _scanner(lab: Lab) -> SecretScanner:
 
 
 async def import_bundle(
-    lab: Lab, path: Path, *, name: str | None = None, progress: ProgressFn | None = None
+    lab: ArchiveServices, path: Path, *, name: str | None = None, progress: ProgressFn | None = None
 ) -> ImportResult:
     """Validate `path` fully, then load it as a new read-only replay run.
 
