@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from justkernel.operators import ensure_input_pack, input_pack_hash, load_operator, local_cases
-from justkernel.toolchains.cann_exec import run_command
+from justkernel.toolchains.cann.exec import run_command
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxResult, run_sandboxed
 from justkernel.workers.pool import Job, LocalPool, SlotGrant
 

@@ -37,7 +37,7 @@ from justkernel.workers.executor import Executor  # noqa: E402
 from justkernel.workers.hosts import HostConfig  # noqa: E402
 from justkernel.workers.local_executor import LocalExecutor  # noqa: E402
 from justkernel.workers.pool import WorkerPool  # noqa: E402
-from justkernel.workers.ssh_executor import SshExecutor  # noqa: E402
+from justkernel.workers.ssh.executor import SshExecutor  # noqa: E402
 from tests.remote.sshd import SshServer, unavailable_reason  # noqa: E402
 
 sys.path.insert(0, str(REPO / "bench"))

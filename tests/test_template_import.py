@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from justkernel.templates import (
+from justkernel.official_template import (
     TemplateImportError,
     describe,
     import_template,

@@ -7,7 +7,7 @@
 
 Exit codes: 0 imported (or manifest written), 1 the template does not match the manifest or
 cannot be read (each file named), 2 usage (no --zip: this tool never downloads anything).
-The logic lives in `justkernel.templates`.
+The logic lives in `justkernel.official_template`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ import hashlib
 import sys
 from pathlib import Path
 
-from justkernel.settings.config import ConfigError, load_settings
-from justkernel.templates import (
+from justkernel.official_template import (
     DEFAULT_TEMPLATE,
     TemplateImportError,
     import_template,
@@ -27,6 +26,7 @@ from justkernel.templates import (
     manifest_path,
     templates_dir,
 )
+from justkernel.settings.config import ConfigError, load_settings
 
 WHERE = """\
 No template given. This tool never downloads anything: get the official {name} operator template

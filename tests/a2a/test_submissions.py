@@ -9,7 +9,7 @@ from a2a.types import Part, TaskState
 
 from justkernel.a2a.external import join_external
 from justkernel.app import LabRuntime
-from justkernel.toolchains.cpu_source import MAX_FILE_BYTES
+from justkernel.toolchains.tree import MAX_FILE_BYTES
 from tests.a2a.conftest import Served, new_run_with_teams, send, serve_a2a, team_client
 
 REFUSED: list[tuple[list[Part], str]] = [

@@ -18,7 +18,7 @@ from justkernel.lab import open_lab
 from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.settings.config import Settings
 from justkernel.teams.workspace import TeamWorkspace
-from justkernel.toolchains.cpu_source import check_tree
+from justkernel.toolchains.tree import check_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 

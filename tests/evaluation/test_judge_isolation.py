@@ -21,7 +21,8 @@ from justkernel.evaluation.judge_paths import JudgeFolder, JudgeFolderError
 from justkernel.operators import CaseSpec, load_operator
 from justkernel.settings.config import Settings
 from justkernel.teams.workspace import TeamWorkspace, WorkspaceError
-from justkernel.toolchains import CpuToolchain, cpu_sandbox
+from justkernel.toolchains import CpuToolchain
+from justkernel.toolchains.cpu import sandboxed as cpu_sandbox
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxResult, run_sandboxed
 from tests.evaluation.support import (
     new_judge_dir,

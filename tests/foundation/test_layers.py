@@ -54,3 +54,17 @@ def test_a_store_module_importing_the_web_breaks_the_contract(copy_of_project: P
     assert done.returncode != 0
     assert "BROKEN" in done.stdout
     assert "justkernel.store -> justkernel.web.app" in done.stdout
+
+
+def test_a_toolchain_importing_a_worker_breaks_the_contract(copy_of_project: Path) -> None:
+    """Workers sit above toolchains (a worker runs a toolchain): the old cycle cannot return."""
+    protocol = copy_of_project / "src/justkernel/toolchains/protocol.py"
+    original = protocol.read_text()
+    protocol.write_text(original + "\nimport justkernel.workers.cache  # noqa: E402,F401\n")
+    try:
+        done = _lint(copy_of_project)
+    finally:
+        protocol.write_text(original)
+    assert done.returncode != 0
+    assert "BROKEN" in done.stdout
+    assert "justkernel.toolchains.protocol -> justkernel.workers.cache" in done.stdout

@@ -17,7 +17,7 @@ from justkernel.workers.evaluator import Evaluator
 from justkernel.workers.executor import Executor
 from justkernel.workers.hosts import HostConfig
 from justkernel.workers.pool import WorkerPool
-from justkernel.workers.ssh_executor import SshTiming
+from justkernel.workers.ssh.executor import SshTiming
 from tests.remote.sshd import SshServer, open_folder, unavailable_reason
 from tests.workers.test_evaluator_shared import shared_settings, toolchain
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from justkernel.core.receipts import Status
-from justkernel.workers.dask_executor import DaskExecutor
+from justkernel.workers.dask.executor import DaskExecutor
 from justkernel.workers.local_executor import LocalExecutor
 from tests.remote.conftest import evaluator_on
 from tests.remote.sshd import free_port, open_folder

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from justkernel.core.receipts import Receipt, Status
-from justkernel.workers.ssh_executor import SshExecutor
+from justkernel.workers.ssh.executor import SshExecutor
 from tests.remote.conftest import FAST, evaluator_on, host_for
 from tests.remote.sshd import SshServer
 from tests.workers.test_evaluator import unique_variant

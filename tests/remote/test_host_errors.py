@@ -12,7 +12,7 @@ import pytest
 from justkernel.core.receipts import Status
 from justkernel.workers.hosts import HostConfig
 from justkernel.workers.local_executor import LocalExecutor
-from justkernel.workers.ssh_executor import SshExecutor
+from justkernel.workers.ssh.executor import SshExecutor
 from tests.remote.conftest import FAST, evaluator_on, host_for
 from tests.remote.sshd import SshServer, keygen, open_folder
 from tests.workers.test_evaluator import unique_variant

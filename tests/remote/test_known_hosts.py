@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from justkernel.workers.executor import HostUnavailable
-from justkernel.workers.ssh_transport import connect
+from justkernel.workers.ssh.transport import connect
 from tests.remote.conftest import host_for
 from tests.remote.sshd import SshServer, keygen, open_folder
 

@@ -13,7 +13,7 @@ from justkernel.settings.config import Settings
 from justkernel.store.blobs import BlobStore
 from justkernel.workers.evaluator import Evaluator
 from justkernel.workers.pool import WorkerPool
-from justkernel.workers.ssh_executor import SshExecutor
+from justkernel.workers.ssh.executor import SshExecutor
 from tests.remote.conftest import FAST, host_for
 from tests.remote.sshd import SshServer
 from tests.toolchains.ascendc_cpu.ladder_support import toolchain

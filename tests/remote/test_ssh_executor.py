@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from justkernel.core.receipts import Receipt, Status
-from justkernel.workers.ssh_executor import SshExecutor
+from justkernel.workers.ssh.executor import SshExecutor
 from tests.remote.conftest import FAST, evaluator_on, host_for
 from tests.remote.sshd import SshServer, open_folder
 from tests.workers.test_evaluator import unique_variant

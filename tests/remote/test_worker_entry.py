@@ -12,13 +12,13 @@ import pytest
 
 from justkernel.core.receipts import JobKind, Receipt, Status
 from justkernel.settings.config import ConfigError, Settings
-from justkernel.workers.dask_executor import DaskExecutor
+from justkernel.workers.dask.executor import DaskExecutor
 from justkernel.workers.hosts import load_workers
 from justkernel.workers.job_files import JobFile, tree_entries, write_job
 from justkernel.workers.local_executor import LocalExecutor
 from justkernel.workers.pool import LocalPool, WorkerPool
 from justkernel.workers.pool_config import build_pool
-from justkernel.workers.ssh_executor import SshExecutor
+from justkernel.workers.ssh.executor import SshExecutor
 from tests.remote.sshd import open_folder
 from tests.workers.test_evaluator_shared import (
     SMALL_CASE,

@@ -24,7 +24,7 @@ from justkernel.core.receipts import Status
 from justkernel.operators import load_operator
 from justkernel.settings.config import Settings
 from justkernel.toolchains.sandbox import SandboxSetupError
-from justkernel.toolchains.sandbox_stage import staging_root
+from justkernel.toolchains.sandbox.stage import staging_root
 from tests.workers.test_evaluator_shared import SMALL_CASE, evaluator, require_tools
 
 pytestmark = pytest.mark.timeout(300)

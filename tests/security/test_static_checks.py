@@ -20,9 +20,10 @@ import pytest
 
 from justkernel.core.receipts import Status
 from justkernel.operators import build_project, load_operator
-from justkernel.toolchains import elf_read, sandbox_seccomp
-from justkernel.toolchains.cpu_objects import object_problems
+from justkernel.toolchains.cpu import elf_read
+from justkernel.toolchains.cpu.objects import object_problems
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus, run_sandboxed
+from justkernel.toolchains.sandbox import seccomp as sandbox_seccomp
 from tests.toolchains.test_cpu_hostile import codes, run_hostile
 from tests.workers.test_evaluator_shared import SMALL_CASE, fresh_dir, make_project
 

@@ -8,7 +8,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from justkernel.toolchains.cann_commands import (
+from justkernel.toolchains.cann.commands import (
     build_argv,
     capture_env_argv,
     example_argv,
@@ -23,7 +23,7 @@ from justkernel.toolchains.cann_commands import (
     simulator_env,
     vendor_dir,
 )
-from justkernel.toolchains.cann_exec import run_command
+from justkernel.toolchains.cann.exec import run_command
 
 TOOLKIT = Path(__file__).resolve().parent.parent / "fixtures" / "cann" / "toolkit"
 HOME = Path("/opt/Ascend/ascend-toolkit/latest")

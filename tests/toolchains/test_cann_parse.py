@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from justkernel.toolchains.cann_csv import CannParseError
-from justkernel.toolchains.cann_opprof import find_opprof, parse_device, parse_simulator
-from justkernel.toolchains.cann_parse import (
+from justkernel.toolchains.cann.opprof import find_opprof, parse_device, parse_simulator
+from justkernel.toolchains.cann.parse import (
     parse_code_exe,
     parse_instr_exe,
     parse_op_basic_info,
     prof_sum,
     task_duration_us,
 )
-from justkernel.toolchains.cann_trace import parse_trace
+from justkernel.toolchains.cann.tables import CannParseError
+from justkernel.toolchains.cann.trace import parse_trace
 
 CANN = Path(__file__).resolve().parent.parent / "fixtures" / "cann"
 SIM = CANN / "simulator"

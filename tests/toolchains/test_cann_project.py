@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from justkernel.toolchains.cann_env import probe_cann, read_cann_version
-from justkernel.toolchains.cann_project import compute_unit_for, copy_project, inspect_project
-from justkernel.toolchains.cpu_source import tree_hash
+from justkernel.toolchains.cann.env import probe_cann, read_cann_version
+from justkernel.toolchains.cann.project import compute_unit_for, copy_project, inspect_project
+from justkernel.toolchains.tree import tree_hash
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TEMPLATE = FIXTURES / "official_template" / "confusion_mul_grad"

@@ -25,7 +25,7 @@ from justkernel.core.receipts import CaseOutcome, JobKind, Receipt, Status
 from justkernel.operators import CaseSpec, InputPack, build_input_pack
 from justkernel.toolchains import ToolchainError
 from justkernel.toolchains.cann import CannToolchain
-from justkernel.toolchains.cann_run import CannLimits
+from justkernel.toolchains.cann.run import CannLimits
 from tests.toolchains.test_cann_project import TEMPLATE, make_toolkit
 
 CANN = Path(__file__).resolve().parent.parent / "fixtures" / "cann"

@@ -12,7 +12,7 @@ from justkernel.core.receipts import CaseOutcome, JobKind, Receipt, Status
 from justkernel.operators import load_operator
 from justkernel.store.blobs import BlobStore
 from justkernel.toolchains import check_tree
-from justkernel.toolchains.cpu_simulate import est_cycles, parse_callgrind
+from justkernel.toolchains.cpu.simulate import est_cycles, parse_callgrind
 from tests.workers.test_evaluator_shared import (
     COLUMN_CASES,
     SMALL_CASE,

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from justkernel.toolchains import sandbox_seccomp
 from justkernel.toolchains.sandbox import (
     VIOLATION_EXIT_CODE,
     SandboxLimits,
@@ -19,7 +18,8 @@ from justkernel.toolchains.sandbox import (
     run_sandboxed,
     sandbox_capabilities,
 )
-from justkernel.toolchains.sandbox_command import DEFAULT_ENV
+from justkernel.toolchains.sandbox import seccomp as sandbox_seccomp
+from justkernel.toolchains.sandbox.command import DEFAULT_ENV
 
 pytestmark = pytest.mark.timeout(60)
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="the uid pool is used only as root")

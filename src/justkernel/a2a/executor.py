@@ -36,7 +36,7 @@ from justkernel.core.relpath import relpath_problem
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
 from justkernel.store.tokens import TeamIdentity
-from justkernel.toolchains.cpu_source import MAX_FILE_BYTES
+from justkernel.toolchains.tree import MAX_FILE_BYTES
 from justkernel.workers.evaluator import Evaluator
 
 log = logging.getLogger("justkernel.a2a")

@@ -219,9 +219,10 @@ async def _evaluate(
 ) -> Receipt:
     from justkernel.operators import load_operator
     from justkernel.store.blobs import BlobStore
+    from justkernel.toolchains.registry import TOOLCHAINS
     from justkernel.workers.evaluator import Evaluator
     from justkernel.workers.pool import LocalPool
-    from justkernel.workers.worker_entry import TOOLCHAINS, open_dir
+    from justkernel.workers.worker_entry import open_dir
 
     settings = settings_or_exit()
     data = settings.resolved_data_dir

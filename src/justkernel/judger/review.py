@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from justkernel.core.receipts import Receipt
 from justkernel.operators import OperatorDefinition
-from justkernel.toolchains.cpu_source import check_tree
+from justkernel.toolchains.tree import check_tree
 
 MAX_SOURCE_BYTES = 256 * 1024
 FORBIDDEN_PATTERNS = {

@@ -65,7 +65,7 @@ from justkernel.store.teams import Team
 from justkernel.teams.proposed_cases import ProposedCases
 from justkernel.teams.workspace import TeamWorkspace
 from justkernel.workers.evaluator import Evaluator
-from justkernel.workers.extended import extend_evaluator
+from justkernel.workers.proposed_cases import extend_evaluator
 
 log = logging.getLogger("justkernel.scheduler")
 

@@ -1,8 +1,11 @@
 """Toolchains: how one candidate is built, checked and measured.
 
-`protocol` holds the interface every backend implements (`JobSpec`, `Toolchain`); `cpu` is the
-embedded backend (gcc + callgrind inside the bubblewrap sandbox of `sandbox`). Typical use goes
-through `justkernel.workers.evaluator.Evaluator`; direct use::
+`protocol` holds the interface every backend implements (`Toolchain`; the job spec and the
+receipt it returns are `core` records), `tree` the source tree policy every backend checks,
+`registry` the backends a worker builds by id. One package per backend: `cpu/` (gcc +
+callgrind), `ascendc_cpu/` (the contest's Ascend C project on a clean-room library), `cann/`
+(the vendor toolkit), all inside the bubblewrap sandbox of `sandbox/`. Typical use goes through
+`justkernel.workers.evaluator.Evaluator`; direct use::
 
     tc = CpuToolchain()
     spec = JobSpec(operator="confusion_mul_grad", kind="probe", case_ids=("c01_row_f32",),
@@ -14,8 +17,8 @@ through `justkernel.workers.evaluator.Evaluator`; direct use::
 
 from justkernel.core.jobs import LOCAL_PACK, PERF_PACK, JobSpec
 from justkernel.toolchains.cpu import CpuLimits, CpuToolchain
-from justkernel.toolchains.cpu_source import CandidateError, TreeCheck, check_tree, snapshot_tree
 from justkernel.toolchains.protocol import Toolchain, ToolchainError
+from justkernel.toolchains.tree import CandidateError, TreeCheck, check_tree, snapshot_tree
 
 __all__ = [
     "LOCAL_PACK",

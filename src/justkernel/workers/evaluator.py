@@ -35,8 +35,8 @@ from justkernel.operators import (
 )
 from justkernel.settings.config import Settings
 from justkernel.store.blobs import BlobStore
-from justkernel.toolchains.cpu_source import check_tree, snapshot_tree
 from justkernel.toolchains.protocol import Progress, Toolchain
+from justkernel.toolchains.tree import check_tree, snapshot_tree
 from justkernel.workers.cache import ReceiptCache
 from justkernel.workers.executor import ExecRequest, Executor
 from justkernel.workers.local_executor import LocalExecutor

@@ -1,7 +1,7 @@
 """What every executor offers the pool: slots, device lanes, a health state, and `run`.
 
 An executor is one place where jobs run: this machine (`local_executor`), one SSH host
-(`ssh_executor`) or a Dask cluster (`dask_executor`). The pool (`pool.WorkerPool`) owns the
+(`ssh.executor`) or a Dask cluster (`dask.executor`). The pool (`pool.WorkerPool`) owns the
 queue, fair share and priorities; an executor only runs the job it is handed on the slot it is
 given and returns the same `Receipt` the local toolchain would. Every executor answers the same
 `JobSpec`, so a receipt computed on any of them is a cache hit on all the others.

@@ -14,8 +14,8 @@ import asyncssh
 from justkernel.settings.secrets import Secret
 from justkernel.workers.executor import HostUnavailable
 from justkernel.workers.hosts import HostConfig, tcp_reachable
-from justkernel.workers.ssh_bundle import worker_command
-from justkernel.workers.ssh_transport import MiB, connect
+from justkernel.workers.ssh.bundle import worker_command
+from justkernel.workers.ssh.transport import MiB, connect
 
 NOT_PROBED = "not probed"
 

@@ -60,7 +60,7 @@ def build_pool(
     leases = LeaseTable()
     secrets = SecretsStore(settings.config_dir)
     if config.hosts:
-        from justkernel.workers.ssh_executor import SshExecutor
+        from justkernel.workers.ssh.executor import SshExecutor
 
         for host in config.hosts:
             executors.append(
@@ -73,7 +73,7 @@ def build_pool(
                 )
             )
     if config.dask is not None:
-        from justkernel.workers.dask_executor import DaskExecutor
+        from justkernel.workers.dask.executor import DaskExecutor
 
         d = config.dask
         executors.append(

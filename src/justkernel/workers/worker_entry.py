@@ -16,19 +16,18 @@ import os
 import shutil
 import socket
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from justkernel.core.receipts import Receipt
 from justkernel.operators import (
     InputPack,
-    OperatorDefinition,
     load_input_pack,
     load_operator,
     verify_input_pack,
 )
 from justkernel.toolchains.protocol import Progress, Toolchain, ToolchainError
+from justkernel.toolchains.registry import TOOLCHAINS
 from justkernel.workers.job_files import (
     COMPLETE_SUFFIX,
     ERROR_FILE,
@@ -40,32 +39,6 @@ from justkernel.workers.job_files import (
 )
 
 VERIFIED_SUFFIX = ".verified"
-
-
-def _cpu(definition: OperatorDefinition, cache_dir: Path) -> Toolchain:
-    from justkernel.toolchains.cpu import CpuToolchain
-
-    return CpuToolchain(definition, cache_dir=cache_dir)
-
-
-def _ascendc_cpu(definition: OperatorDefinition, cache_dir: Path) -> Toolchain:
-    from justkernel.toolchains.ascendc_cpu import AscendcCpuToolchain
-
-    return AscendcCpuToolchain(definition, cache_dir=cache_dir)
-
-
-def _cann(definition: OperatorDefinition, cache_dir: Path) -> Toolchain:
-    from justkernel.toolchains.cann import CannToolchain  # its defaults: SoC, simulator mode
-
-    return CannToolchain(definition=definition)
-
-
-# Toolchains a worker can build by id (each import is the toolchain's own cost).
-TOOLCHAINS: dict[str, Callable[[OperatorDefinition, Path], Toolchain]] = {
-    "cpu": _cpu,
-    "ascendc-cpu": _ascendc_cpu,
-    "cann": _cann,
-}
 
 
 class Toolchains:

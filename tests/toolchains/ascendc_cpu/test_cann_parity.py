@@ -18,8 +18,8 @@ from justkernel.core.jobs import JobSpec
 from justkernel.core.receipts import JobKind, Status
 from justkernel.toolchains import check_tree
 from justkernel.toolchains.cann import CannToolchain
-from justkernel.toolchains.cann_project import file_digests
-from justkernel.toolchains.cpu_source import template_files
+from justkernel.toolchains.cann.project import file_digests
+from justkernel.toolchains.tree import template_files
 from tests.toolchains.ascendc_cpu.ladder_support import toolchain
 from tests.toolchains.ascendc_cpu.toolchain_support import baseline_receipt
 from tests.toolchains.test_cann_project import make_toolkit

@@ -16,8 +16,8 @@ from justkernel.toolchains.ascendc_cpu.build import explain
 from justkernel.toolchains.ascendc_cpu.objects import object_problems, symbol_allowed
 from justkernel.toolchains.ascendc_cpu.run import HarnessOutputError, read_misuse, read_pipeline
 from justkernel.toolchains.ascendc_cpu.source_check import scan_preprocessed, scan_text
+from justkernel.toolchains.registry import TOOLCHAINS
 from justkernel.toolchains.sandbox import SandboxStatus
-from justkernel.workers.worker_entry import TOOLCHAINS
 
 K = "op_kernel/k.cpp"
 

@@ -27,8 +27,8 @@ from pathlib import Path
 from justkernel.core.receipts import Status
 from justkernel.operators.definition import AscendcTarget
 from justkernel.toolchains.ascendc_cpu import library, objects, source_check
-from justkernel.toolchains.cpu_objects import executable_problems
-from justkernel.toolchains.cpu_sandbox import run_checked
+from justkernel.toolchains.cpu.objects import executable_problems
+from justkernel.toolchains.cpu.sandboxed import run_checked
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus
 

@@ -18,9 +18,9 @@ import re
 import subprocess
 from pathlib import Path
 
-from justkernel.toolchains import elf_read
-from justkernel.toolchains.cpu_objects import _describe, _hits, input_sections, run_outside_main
-from justkernel.toolchains.elf_read import Elf, ElfError
+from justkernel.toolchains.cpu import elf_read
+from justkernel.toolchains.cpu.elf_read import Elf, ElfError
+from justkernel.toolchains.cpu.objects import _describe, _hits, input_sections, run_outside_main
 
 
 def _words(text: str) -> list[str]:

@@ -40,9 +40,9 @@ from justkernel.core.receipts import (
 from justkernel.operators import InputPack, OperatorDefinition, check_case_outputs
 from justkernel.settings import redaction
 from justkernel.toolchains.ascendc_cpu.library import CYCLE_MODEL
-from justkernel.toolchains.cpu_run import LogSink, Verdict, _stream_logs
-from justkernel.toolchains.cpu_run import classify as cpu_classify
-from justkernel.toolchains.cpu_sandbox import run_checked
+from justkernel.toolchains.cpu.run import LogSink, Verdict, _stream_logs
+from justkernel.toolchains.cpu.run import classify as cpu_classify
+from justkernel.toolchains.cpu.sandboxed import run_checked
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxResult, SandboxStatus
 

@@ -33,8 +33,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from justkernel.toolchains.sandbox_paths import SandboxView
-from justkernel.toolchains.sandbox_types import SandboxSetupError
+from justkernel.toolchains.sandbox.paths import SandboxView
+from justkernel.toolchains.sandbox.types import SandboxSetupError
 
 PARENTS = (Path("/var/tmp"), Path("/tmp"))
 _RUN_PREFIX = "run-"

@@ -19,7 +19,7 @@ from justkernel.core.receipts import (
     OutputResult,
 )
 from justkernel.operators import InputPack, OperatorDefinition, check_case_outputs
-from justkernel.toolchains.cann_commands import (
+from justkernel.toolchains.cann.commands import (
     BUILD_OUT,
     RUN_PACKAGE_GLOB,
     build_argv,
@@ -34,12 +34,12 @@ from justkernel.toolchains.cann_commands import (
     simulator_env,
     vendor_dir,
 )
-from justkernel.toolchains.cann_csv import CannParseError
-from justkernel.toolchains.cann_env import CannProbe, Mode
-from justkernel.toolchains.cann_exec import CommandResult, run_command
-from justkernel.toolchains.cann_opprof import parse_device, parse_simulator
-from justkernel.toolchains.cann_project import EXAMPLE_SOURCE, CannProject, copy_project
-from justkernel.toolchains.cpu_run import LogSink
+from justkernel.toolchains.cann.env import CannProbe, Mode
+from justkernel.toolchains.cann.exec import CommandResult, run_command
+from justkernel.toolchains.cann.opprof import parse_device, parse_simulator
+from justkernel.toolchains.cann.project import EXAMPLE_SOURCE, CannProject, copy_project
+from justkernel.toolchains.cann.tables import CannParseError
+from justkernel.toolchains.cpu.run import LogSink
 from justkernel.toolchains.protocol import ToolchainError
 
 

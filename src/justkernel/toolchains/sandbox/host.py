@@ -14,7 +14,7 @@
   to trick the host reading its output (symlinks, fifos, sockets, device nodes,
   setuid/setgid bits) is removed or stripped and reported as a violation.
 - Leftovers. After a run no process may remain in its pid namespace (nor, as root, with its
-  uid). `sandbox_reaper` normally makes that so; `ensure_gone` checks it and enforces it.
+  uid). `sandbox.reaper` normally makes that so; `ensure_gone` checks it and enforces it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from justkernel.toolchains.sandbox_types import SandboxError, SandboxSetupError
+from justkernel.toolchains.sandbox.types import SandboxError, SandboxSetupError
 
 UID_BASE = 61000
 UID_COUNT = 64

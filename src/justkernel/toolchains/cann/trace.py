@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from justkernel.toolchains.cann_csv import CannParseError
+from justkernel.toolchains.cann.tables import CannParseError
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ class SandboxLimits:
     """Resource limits of one sandboxed run. Defaults suit a native functional check.
 
     `processes` is RLIMIT_NPROC, which the kernel counts per real uid: as root every run
-    gets its own uid from a pool (see `sandbox_host`), so the count is that run's alone.
+    gets its own uid from a pool (see `sandbox.host`), so the count is that run's alone.
     """
 
     wall_seconds: float = 30.0
@@ -68,7 +68,7 @@ class SandboxLimits:
     processes: int = 64  # RLIMIT_NPROC, includes bwrap's own two processes
     tmp_bytes: int = 64 * MiB  # size of the private /tmp (tmpfs is RAM, so it is capped)
     capture_bytes: int = 256 * 1024  # kept per stream: first half and last half
-    seccomp: bool = True  # the deny-list filter (sandbox_seccomp)
+    seccomp: bool = True  # the deny-list filter (sandbox.seccomp)
     anonymous_exec: bool = False  # anonymous executable memory: valgrind's JIT only (seccomp)
 
     @classmethod

@@ -9,8 +9,8 @@ simulator) through the aclnn example, and profiled with `msprof op`.
 Where CANN is absent the receipt says `toolchain_unavailable` and names every missing piece:
 no number is ever produced without the real tools. Infrastructure failures (an msprof result
 that cannot be parsed, a spec for another toolchain) raise ToolchainError, as on the CPU target.
-Commands: `cann_commands`; parsers: `cann_parse`, `cann_trace`, `cann_opprof`; project rules:
-`cann_project`; the stages: `cann_run`. Docs: docs/simulation-and-judging.md, "The CANN toolchain".
+Commands: `cann.commands`; parsers: `cann.parse`, `cann.trace`, `cann.opprof`; project rules:
+`cann.project`; the stages: `cann.run`. Docs: docs/simulation-and-judging.md, "The CANN toolchain".
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ from justkernel.core.receipts import (
     Status,
 )
 from justkernel.operators import InputPack, OperatorDefinition, load_operator
-from justkernel.toolchains.cann_env import CannProbe, Mode, probe_cann
-from justkernel.toolchains.cann_parse import prof_sum
-from justkernel.toolchains.cann_project import CannProject, file_digests, inspect_project
-from justkernel.toolchains.cann_run import CannLimits, CaseRunner, Stage, build_and_install
-from justkernel.toolchains.cpu_report import STOP_AFTER, Draft, not_run, worst
-from justkernel.toolchains.cpu_run import LogSink
+from justkernel.toolchains.cann.env import CannProbe, Mode, probe_cann
+from justkernel.toolchains.cann.parse import prof_sum
+from justkernel.toolchains.cann.project import CannProject, file_digests, inspect_project
+from justkernel.toolchains.cann.run import CannLimits, CaseRunner, Stage, build_and_install
+from justkernel.toolchains.cpu.report import STOP_AFTER, Draft, not_run, worst
+from justkernel.toolchains.cpu.run import LogSink
 from justkernel.toolchains.protocol import Progress, ToolchainError, check_spec, fingerprint
 
 PIPELINE_VERSION = "cann-pipeline/1"

@@ -9,7 +9,7 @@ unambiguous signal: the kernel kills the whole process with SIGSYS, which `sandb
 as `sandbox_violation`. No numeric kernel or harness has a reason to make these calls.
 
 A few calls are checked on their arguments (`ARG_CHECKED_SYSCALLS`): code may not appear at run
-time, where the static byte scan (`cpu_objects`) never saw it. So `mprotect`/`pkey_mprotect`
+time, where the static byte scan (`cpu.objects`) never saw it. So `mprotect`/`pkey_mprotect`
 with PROT_EXEC, `mmap` with PROT_EXEC that is writable or anonymous, `shmat` with SHM_EXEC, a
 READ_IMPLIES_EXEC personality and `memfd_create` kill the process too. The dynamic loader still
 works: the filter is installed before exec, and ld.so maps libraries read-only and executable
@@ -29,7 +29,7 @@ import platform
 import struct
 from dataclasses import dataclass, field
 
-from justkernel.toolchains.sandbox_types import SandboxLimits
+from justkernel.toolchains.sandbox.types import SandboxLimits
 
 # Syscalls a sandboxed program must never make. Numbers: x86_64 (asm/unistd_64.h), aarch64
 # (asm-generic/unistd.h; None where the call does not exist). A test checks both tables
@@ -86,7 +86,7 @@ DENIED_SYSCALLS: dict[str, tuple[int, int | None]] = {
 }
 
 # Calls allowed only with some arguments, so that no code can appear at run time that the
-# static scan (cpu_objects) never saw: no executable memory the program can write (the loader's
+# static scan (cpu.objects) never saw: no executable memory the program can write (the loader's
 # read-only file mappings of libraries stay allowed), no READ_IMPLIES_EXEC personality, no
 # memfd to map as code. Same numbering as above; a test checks them against the headers.
 ARG_CHECKED_SYSCALLS: dict[str, tuple[int, int | None]] = {

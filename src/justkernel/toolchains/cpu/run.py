@@ -31,8 +31,8 @@ from justkernel.operators import (
     harness_argv,
 )
 from justkernel.settings import redaction
-from justkernel.toolchains.cpu_sandbox import run_checked
-from justkernel.toolchains.cpu_simulate import (
+from justkernel.toolchains.cpu.sandboxed import run_checked
+from justkernel.toolchains.cpu.simulate import (
     CALLGRIND_OUT,
     CallgrindParseError,
     callgrind_argv,

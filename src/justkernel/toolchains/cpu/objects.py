@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from justkernel.toolchains import elf_read
-from justkernel.toolchains.elf_read import Elf, ElfError
+from justkernel.toolchains.cpu import elf_read
+from justkernel.toolchains.cpu.elf_read import Elf, ElfError
 
 _OS = "a kernel never enters the OS itself, not even from inside a constant"
 _VALGRIND = "a kernel may not steer the simulator that measures it"

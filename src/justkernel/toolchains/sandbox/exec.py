@@ -1,6 +1,6 @@
 """Start the layered command, capture its output, enforce the wall clock, collect CPU time.
 
-The chain runs under `sandbox_reaper` (a child subreaper, see there), which reaps every
+The chain runs under `sandbox.reaper` (a child subreaper, see there), which reaps every
 process of the sandbox with wait() and reports bwrap's exit status and the CPU time of the
 whole tree, fork bombs included. Not `asyncio.create_subprocess_exec`: we need our own
 pidfd-based wait to kill on time and to keep Popen from reaping twice.
@@ -23,13 +23,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from justkernel.toolchains.sandbox_command import CHAIN_ENV
-from justkernel.toolchains.sandbox_host import namespace_cpu_seconds, pid_namespace
-from justkernel.toolchains.sandbox_types import CapturedStream
+from justkernel.toolchains.sandbox.command import CHAIN_ENV
+from justkernel.toolchains.sandbox.host import namespace_cpu_seconds, pid_namespace
+from justkernel.toolchains.sandbox.types import CapturedStream
 
 _GRACE_S = 1.0  # after killing the sandbox init, how long bwrap gets to reap and exit
 _DRAIN_S = 2.0  # after exit, how long the pipes get to deliver their last bytes
-_REAPER = Path(__file__).with_name("sandbox_reaper.py")
+_REAPER = Path(__file__).with_name("reaper.py")
 
 
 class _Capture(asyncio.Protocol):
@@ -132,7 +132,7 @@ class Channels:
         return cls(info_r, info_w, report_r, report_w)
 
     def reaper_argv(self) -> list[str]:
-        """The prefix that runs the chain under `sandbox_reaper` (see its docstring)."""
+        """The prefix that runs the chain under `sandbox.reaper` (see its docstring)."""
         return [sys.executable, "-I", "-S", str(_REAPER), str(self.report_w), str(os.getpid())]
 
 

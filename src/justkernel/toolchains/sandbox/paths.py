@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from justkernel.toolchains.sandbox_types import SANDBOX_OUT, SANDBOX_ROOT, SandboxSetupError
+from justkernel.toolchains.sandbox.types import SANDBOX_OUT, SANDBOX_ROOT, SandboxSetupError
 
-# Host folders that appear at the same path inside (read-only), see sandbox_command.
+# Host folders that appear at the same path inside (read-only), see sandbox.command.
 _SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 # Folders that always exist inside although nothing is bound there.
 _ALWAYS_DIRS = {PurePosixPath(p) for p in ("/", "/tmp", SANDBOX_ROOT)}

@@ -11,7 +11,7 @@ Formats (CANN msprof op / msopprof docs, see docs/simulation-and-judging.md "The
   `Mix Block Dim` (N/A when not a mix kernel), `Device Id`, `Pid`, `Current Freq`, `Rated Freq`.
 
 Cycles of one core are the sum over its rows. Pipes run in parallel, so that sum is the work
-the core's pipes did, an upper bound of its busy cycles; `cann_trace` gives the wall span.
+the core's pipes did, an upper bound of its busy cycles; `cann.trace` gives the wall span.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from justkernel.toolchains.cann_csv import CannParseError, Row, read_table
+from justkernel.toolchains.cann.tables import CannParseError, Row, read_table
 
 CODE_COLUMNS = ("code", "call_count", "cycles", "running_time(us)")
 INSTR_COLUMNS = ("instr", "pipe", "call_count", "cycles")

@@ -21,19 +21,19 @@ from pathlib import Path
 
 from justkernel.core.receipts import Status
 from justkernel.operators import OperatorDefinition, compile_steps, static_check
-from justkernel.toolchains.cpu_objects import (
+from justkernel.toolchains.cpu.objects import (
     executable_problems,
     linked_encodings,
     object_problems,
 )
-from justkernel.toolchains.cpu_sandbox import run_checked
+from justkernel.toolchains.cpu.sandboxed import run_checked
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus
 
 SRC = "/sandbox/src"
 OUT = "/sandbox/out"
 DIAGNOSTIC_LINES = 30  # first lines of compiler output shown in the receipt
-LINK_MAP = "harness.map"  # where the linker put each input section (cpu_objects.linked_encodings)
+LINK_MAP = "harness.map"  # where the linker put each input section (cpu.objects.linked_encodings)
 
 
 @dataclass

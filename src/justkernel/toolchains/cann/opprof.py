@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from justkernel.toolchains.cann_csv import CannParseError
-from justkernel.toolchains.cann_parse import (
+from justkernel.toolchains.cann.parse import (
     CodeExe,
     InstrExe,
     OpBasicInfo,
@@ -40,7 +39,8 @@ from justkernel.toolchains.cann_parse import (
     sum_pipes,
     task_duration_us,
 )
-from justkernel.toolchains.cann_trace import CoreTrace, TraceSummary, parse_trace, span_of
+from justkernel.toolchains.cann.tables import CannParseError
+from justkernel.toolchains.cann.trace import CoreTrace, TraceSummary, parse_trace, span_of
 
 CORE_DIR = re.compile(r"^core\d+(\.(veccore|cubecore)\d+)?$")
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from justkernel.toolchains.cann_commands import (
+from justkernel.toolchains.cann.commands import (
     SET_ENV_FAILED,
     capture_env_argv,
     parse_env0,

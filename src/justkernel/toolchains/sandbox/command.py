@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from justkernel.toolchains.sandbox_types import SANDBOX_OUT, SANDBOX_ROOT, SandboxLimits
+from justkernel.toolchains.sandbox.types import SANDBOX_OUT, SANDBOX_ROOT, SandboxLimits
 
 # Fixed environment: the stack layout (and so cache counts) depends on it, and nothing of the
 # host's environment (tokens, paths) may leak in. HOME/cwd point at /sandbox, which is

@@ -6,9 +6,10 @@
     examples/CMakeLists.txt, examples/*.cpp                   read-only: the aclnn example
     build_out/  build/  .git/                                 ignored (never part of a candidate)
 
-With the imported official template (`justkernel.templates`), every read-only file must equal
-the template's and no read-only file may be added. The tree hash covers the editable files
-only (as on the CPU target), which names the candidate once the rest is proven identical.
+With the imported official template (`justkernel.official_template`), every read-only file
+must equal the template's and no read-only file may be added. The tree hash covers the
+editable files only (as on the CPU target), which names the candidate once the rest is proven
+identical.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from justkernel.operators.definition import PathPolicy
-from justkernel.toolchains.cpu_source import tree_hash
+from justkernel.toolchains.tree import tree_hash
 
 REQUIRED = ("op_host/", "op_kernel/", "CMakePresets.json", "build.sh")
 EXAMPLE_SOURCE = "examples/CMakeLists.txt"

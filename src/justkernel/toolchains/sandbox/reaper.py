@@ -1,6 +1,6 @@
 """Subreaper that starts the sandbox chain, reaps every process of it, reports rusage.
 
-Run as a script (`python -I -S sandbox_reaper.py REPORT_FD LAB_PID CMD...`), never imported:
+Run as a script (`python -I -S reaper.py REPORT_FD LAB_PID CMD...`), never imported:
 it must start fast and depend on nothing but the standard library.
 
 Why it exists: bwrap's outer process exits as soon as the sandboxed command has exited,

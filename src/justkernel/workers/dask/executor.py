@@ -1,7 +1,7 @@
 """A Dask distributed cluster as an executor, for users who already run one (or can).
 
 The lab keeps its queue, fair share and priorities; it hands each job to the cluster as one
-task (`dask_task.run_dask_job`) and gets the same receipt back:
+task (`dask.task.run_dask_job`) and gets the same receipt back:
 
 - device lanes are Dask worker resources: a performance job asks for `{"device": 1}`, so a
   worker started with `--resources device=1` runs one at a time (the pool does not book lanes
@@ -28,7 +28,7 @@ from justkernel.core.jobs import JobSpec
 from justkernel.core.receipts import JobKind, Receipt
 from justkernel.operators import InputPack
 from justkernel.toolchains.protocol import Progress
-from justkernel.workers.dask_task import pack_tar, run_dask_job, worker_offer
+from justkernel.workers.dask.task import pack_tar, run_dask_job, worker_offer
 from justkernel.workers.executor import (
     ExecRequest,
     HostLost,

@@ -22,7 +22,7 @@ from justkernel.core.receipts import (
     Status,
     utc_now,
 )
-from justkernel.toolchains.cpu_run import LogSink
+from justkernel.toolchains.cpu.run import LogSink
 
 # Worst first: the status of a stage is the worst outcome among its cases.
 SEVERITY = (

@@ -5,7 +5,7 @@
 
 Layers, outermost first, and why each is there:
 
-1. Wall clock, kill and reap (`sandbox_exec`, `sandbox_reaper`). A new session per run,
+1. Wall clock, kill and reap (`sandbox.exec`, `sandbox.reaper`). A new session per run,
    under a small subreaper that wait()s for every process of the run, so CPU time covers
    the whole tree and no zombie is left to the host's init. On timeout (or cancellation)
    the sandbox's pid-namespace init is SIGKILLed, which makes the kernel kill everything in
@@ -15,7 +15,7 @@ Layers, outermost first, and why each is there:
    RLIMIT_CORE=0, RLIMIT_NOFILE, RLIMIT_NPROC. Set before the uid drop so they cannot be
    raised again. RLIMIT_NPROC counts per real uid, hence a uid per run (next layer).
 3. `setpriv --reuid --regid --clear-groups` (root only): drop to a uid leased from a pool of
-   unused uids (61000-61063, `sandbox_host`), so concurrent sandboxes have separate process
+   unused uids (61000-61063, `sandbox.host`), so concurrent sandboxes have separate process
    budgets and cannot signal each other, and nothing else on the host shares the uid (as it
    would with `nobody`). When the lab runs as a normal user this layer is skipped (it is
    unprivileged already) and RLIMIT_NPROC is raised by the number of processes the user
@@ -27,14 +27,14 @@ Layers, outermost first, and why each is there:
    /etc/shadow or host config), a private size-capped /tmp, the caller's read-only binds at
    fixed paths under /sandbox, and one writable folder, /sandbox/out. Paths are fixed so
    that cachegrind's counts and output file are bit-identical wherever the job lives.
-5. seccomp deny-list (`sandbox_seccomp`): mount, ptrace, bpf, io_uring, keyrings, ... kill
+5. seccomp deny-list (`sandbox.seccomp`): mount, ptrace, bpf, io_uring, keyrings, ... kill
    the process with SIGSYS, reported as `sandbox_violation`.
 
 bwrap runs as the unprivileged uid rather than as root with the drop inside, so that no
 process of the sandbox is ever root and nested user namespaces can be disabled. The price:
 the sandbox uid must be able to reach every bound host path. So nothing is bound where it
 lives: each run's inputs and output folder are staged under a lab-owned 0711 folder outside
-the data folder (`sandbox_stage`), which also keeps the lab's folders out of the sandbox's
+the data folder (`sandbox.stage`), which also keeps the lab's folders out of the sandbox's
 /proc/self/mountinfo; a data folder in /root (0700) works as well as one under /tmp. The
 staged output folder is chowned to the uid for the run, back after, and moved to `rw_dir`.
 
@@ -81,17 +81,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from justkernel.settings import redaction
-from justkernel.toolchains import sandbox_host, sandbox_seccomp, sandbox_stage
-from justkernel.toolchains.sandbox_command import (
+from justkernel.toolchains.sandbox import host as sandbox_host
+from justkernel.toolchains.sandbox import seccomp as sandbox_seccomp
+from justkernel.toolchains.sandbox import stage as sandbox_stage
+from justkernel.toolchains.sandbox.command import (
     CHAIN_ENV,
     DEFAULT_CWD,
     DEFAULT_ENV,
     Tools,
     build_command,
 )
-from justkernel.toolchains.sandbox_exec import Channels, RawRun, supervise
-from justkernel.toolchains.sandbox_paths import SandboxView
-from justkernel.toolchains.sandbox_types import (
+from justkernel.toolchains.sandbox.exec import Channels, RawRun, supervise
+from justkernel.toolchains.sandbox.paths import SandboxView
+from justkernel.toolchains.sandbox.types import (
     SANDBOX_OUT,
     SANDBOX_ROOT,
     VIOLATION_EXIT_CODE,
