@@ -22,8 +22,8 @@ from justkernel.operators import CaseSpec, load_operator
 from justkernel.settings.config import Settings
 from justkernel.teams.workspace import TeamWorkspace, WorkspaceError
 from justkernel.toolchains import CpuToolchain
-from justkernel.toolchains.cpu import sandboxed as cpu_sandbox
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxResult, run_sandboxed
+from justkernel.toolchains.sandbox import checked as cpu_sandbox
 from tests.evaluation.support import (
     new_judge_dir,
     template_folder,

@@ -12,8 +12,8 @@ from justkernel.core.receipts import CaseOutcome, JobKind, Status
 from justkernel.operators import check_case_outputs
 from justkernel.toolchains import check_tree
 from justkernel.toolchains.ascendc_cpu.build import build_candidate
-from justkernel.toolchains.cpu.sandboxed import run_checked
 from justkernel.toolchains.sandbox import SandboxStatus
+from justkernel.toolchains.sandbox.checked import run_checked
 from tests.toolchains.ascendc_cpu.ladder_support import (
     MISUSE,
     PROBE_CASE,

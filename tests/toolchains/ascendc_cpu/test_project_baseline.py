@@ -32,7 +32,7 @@ from justkernel.operators import load_operator, local_cases, perf_cases
 from justkernel.paths import resources_dir
 from justkernel.toolchains import check_tree
 from justkernel.toolchains.ascendc_cpu.run import HARNESS
-from justkernel.toolchains.cpu.sandboxed import run_checked
+from justkernel.toolchains.sandbox.checked import run_checked
 from tests.toolchains.ascendc_cpu.ladder_support import toolchain
 from tests.toolchains.ascendc_cpu.toolchain_support import baseline_receipt
 from tests.workers.test_evaluator_shared import fresh_dir, packs

@@ -28,9 +28,9 @@ from justkernel.core.receipts import Status
 from justkernel.operators.definition import AscendcTarget
 from justkernel.toolchains.ascendc_cpu import library, objects, source_check
 from justkernel.toolchains.cpu.objects import executable_problems
-from justkernel.toolchains.cpu.sandboxed import run_checked
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus
+from justkernel.toolchains.sandbox.checked import run_checked
 
 SRC = "/sandbox/src"
 OUT = "/sandbox/out"

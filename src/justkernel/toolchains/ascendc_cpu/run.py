@@ -40,11 +40,12 @@ from justkernel.core.receipts import (
 from justkernel.operators import InputPack, OperatorDefinition, check_case_outputs
 from justkernel.settings import redaction
 from justkernel.toolchains.ascendc_cpu.library import CYCLE_MODEL
-from justkernel.toolchains.cpu.run import LogSink, Verdict, _stream_logs
+from justkernel.toolchains.common import LogSink
+from justkernel.toolchains.cpu.run import Verdict, _stream_logs
 from justkernel.toolchains.cpu.run import classify as cpu_classify
-from justkernel.toolchains.cpu.sandboxed import run_checked
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxResult, SandboxStatus
+from justkernel.toolchains.sandbox.checked import run_checked
 
 HARNESS = "/sandbox/bin/harness"
 EXIT_MISUSE = 7  # the other exit codes are the CPU harness's (operator.toml [harness])

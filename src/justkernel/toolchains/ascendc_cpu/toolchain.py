@@ -37,11 +37,11 @@ from justkernel.operators import InputPack, OperatorDefinition, load_operator
 from justkernel.toolchains.ascendc_cpu import library
 from justkernel.toolchains.ascendc_cpu.build import BuildOutcome, HarnessMain, build_candidate
 from justkernel.toolchains.ascendc_cpu.run import CaseRunner
-from justkernel.toolchains.cpu.report import STOP_AFTER, Draft, not_run, worst
-from justkernel.toolchains.cpu.run import LogSink, Verdict
-from justkernel.toolchains.cpu.sandboxed import sandbox_kind
+from justkernel.toolchains.common import STOP_AFTER, Draft, LogSink, not_run, worst
+from justkernel.toolchains.cpu.run import Verdict
 from justkernel.toolchains.protocol import Progress, ToolchainError, check_spec, fingerprint
 from justkernel.toolchains.sandbox import SandboxLimits
+from justkernel.toolchains.sandbox.checked import sandbox_kind
 from justkernel.toolchains.tree import check_tree, template_files
 
 PIPELINE_VERSION = "ascendc-cpu-pipeline/1"

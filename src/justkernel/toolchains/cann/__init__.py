@@ -40,8 +40,7 @@ from justkernel.toolchains.cann.env import CannProbe, Mode, probe_cann
 from justkernel.toolchains.cann.parse import prof_sum
 from justkernel.toolchains.cann.project import CannProject, file_digests, inspect_project
 from justkernel.toolchains.cann.run import CannLimits, CaseRunner, Stage, build_and_install
-from justkernel.toolchains.cpu.report import STOP_AFTER, Draft, not_run, worst
-from justkernel.toolchains.cpu.run import LogSink
+from justkernel.toolchains.common import STOP_AFTER, Draft, LogSink, not_run, worst
 from justkernel.toolchains.protocol import Progress, ToolchainError, check_spec, fingerprint
 
 PIPELINE_VERSION = "cann-pipeline/1"

@@ -39,7 +39,7 @@ from justkernel.toolchains.cann.exec import CommandResult, run_command
 from justkernel.toolchains.cann.opprof import parse_device, parse_simulator
 from justkernel.toolchains.cann.project import EXAMPLE_SOURCE, CannProject, copy_project
 from justkernel.toolchains.cann.tables import CannParseError
-from justkernel.toolchains.cpu.run import LogSink
+from justkernel.toolchains.common import LogSink
 from justkernel.toolchains.protocol import ToolchainError
 
 

@@ -34,13 +34,13 @@ from justkernel.core.receipts import (
     Status,
 )
 from justkernel.operators import InputPack, OperatorDefinition, load_operator
+from justkernel.toolchains.common import STOP_AFTER, Draft, LogSink, not_run, worst
 from justkernel.toolchains.cpu.compile import HarnessObject, compile_candidate
-from justkernel.toolchains.cpu.report import STOP_AFTER, Draft, not_run, worst
-from justkernel.toolchains.cpu.run import CaseRunner, LogSink, Verdict
-from justkernel.toolchains.cpu.sandboxed import sandbox_kind
+from justkernel.toolchains.cpu.run import CaseRunner, Verdict
 from justkernel.toolchains.cpu.simulate import CYCLE_MODEL
 from justkernel.toolchains.protocol import Progress, ToolchainError, check_spec, fingerprint
 from justkernel.toolchains.sandbox import SandboxLimits
+from justkernel.toolchains.sandbox.checked import sandbox_kind
 from justkernel.toolchains.tree import check_tree, template_files
 
 PIPELINE_VERSION = "cpu-pipeline/2"  # 2: byte scan, pre-main and W^X checks

@@ -26,9 +26,9 @@ from justkernel.toolchains.cpu.objects import (
     linked_encodings,
     object_problems,
 )
-from justkernel.toolchains.cpu.sandboxed import run_checked
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus
+from justkernel.toolchains.sandbox.checked import run_checked
 
 SRC = "/sandbox/src"
 OUT = "/sandbox/out"

@@ -9,7 +9,6 @@ simulated runs too, so a kernel cannot behave differently under the simulator an
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -30,8 +29,7 @@ from justkernel.operators import (
     exit_status,
     harness_argv,
 )
-from justkernel.settings import redaction
-from justkernel.toolchains.cpu.sandboxed import run_checked
+from justkernel.toolchains.common import LogSink
 from justkernel.toolchains.cpu.simulate import (
     CALLGRIND_OUT,
     CallgrindParseError,
@@ -41,33 +39,11 @@ from justkernel.toolchains.cpu.simulate import (
 )
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxResult, SandboxStatus
+from justkernel.toolchains.sandbox.checked import run_checked
 
 HARNESS = "/sandbox/bin/harness"
-MAX_LOG_BYTES = 1 << 20  # a log longer than this keeps its head and tail
 # valgrind's own summary lines ("==2== Events    : Ir Dr ...", "==2== Collected : 1 2 ...")
 _SUMMARY = re.compile(r"^==\d+== (Events|Collected)\s*: ([\w ]+)$", re.MULTILINE)
-
-
-class LogSink:
-    """One job's logs as files named by their SHA-256; the evaluator moves them to blobs.
-
-    Every log is scrubbed of the lab's own secret values first: it is candidate output, and
-    agents, events and exports read it."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-
-    def put(self, name: str, data: bytes | str, truncated: bool = False) -> LogRef:
-        raw = data.encode("utf-8", "replace") if isinstance(data, str) else data
-        raw = redaction.scrub_bytes(raw)
-        if len(raw) > MAX_LOG_BYTES:
-            half = MAX_LOG_BYTES // 2
-            raw = raw[:half] + b"\n[... truncated ...]\n" + raw[-half:]
-            truncated = True
-        digest = hashlib.sha256(raw).hexdigest()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        (self.folder / digest).write_bytes(raw)
-        return LogRef(name=name, sha256=digest, bytes=len(raw), truncated=truncated)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""`run_sandboxed` for the CPU pipeline: a sandbox that failed to start is retried, never judged.
+"""`run_sandboxed` for a backend's build and run steps: a sandbox that failed to start is retried,
+never judged.
 
 Harness runs get RLIMIT_NPROC = 3 (bwrap's two processes and the harness), which RLIMIT_NPROC
 counts per uid. A zombie left with the leased pool uid by some earlier sandbox (one whose init

@@ -1,13 +1,18 @@
-"""Turning the stage results of one CPU job into its receipt.
+"""What every toolchain backend shares: its log files and the turning of stage results into
+a receipt.
 
-The status rules live here: the worst case outcome decides a stage, the first failing stage
-decides the job, and after a case that hit a limit the rest of its stage is not run.
+The status rules live here, so the cpu, ascendc-cpu and cann backends judge alike: the worst
+case outcome decides a stage, the first failing stage decides the job, and after a case that hit
+a limit the rest of its stage is not run. Logs are scrubbed of the lab's secrets and named by
+their SHA-256 (`LogSink`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from justkernel.core.jobs import JobSpec
 from justkernel.core.receipts import (
@@ -22,7 +27,32 @@ from justkernel.core.receipts import (
     Status,
     utc_now,
 )
-from justkernel.toolchains.cpu.run import LogSink
+from justkernel.settings import redaction
+
+MAX_LOG_BYTES = 1 << 20  # a log longer than this keeps its head and tail
+
+
+class LogSink:
+    """One job's logs as files named by their SHA-256; the evaluator moves them to blobs.
+
+    Every log is scrubbed of the lab's own secret values first: it is candidate output, and
+    agents, events and exports read it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def put(self, name: str, data: bytes | str, truncated: bool = False) -> LogRef:
+        raw = data.encode("utf-8", "replace") if isinstance(data, str) else data
+        raw = redaction.scrub_bytes(raw)
+        if len(raw) > MAX_LOG_BYTES:
+            half = MAX_LOG_BYTES // 2
+            raw = raw[:half] + b"\n[... truncated ...]\n" + raw[-half:]
+            truncated = True
+        digest = hashlib.sha256(raw).hexdigest()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / digest).write_bytes(raw)
+        return LogRef(name=name, sha256=digest, bytes=len(raw), truncated=truncated)
+
 
 # Worst first: the status of a stage is the worst outcome among its cases.
 SEVERITY = (
