@@ -52,6 +52,170 @@ inline std::string slot_state_name(uint8_t s) {
   return n[s < 6 ? s : 5];
 }
 
+// The queue bookkeeping every TQueBind<SRC, DST, DEPTH> and element type shares, by queue id and
+// slot index: non-template (JK_ENGINE_FN), so team units compiled with JK_ENGINE_EXTERN do not
+// instantiate it per queue type (the harness holds its one compiled copy).
+JK_ENGINE_FN jk::Engine::QueueRec& queue_rec(int32_t qid, jk::Site site, const char* what)
+#if JK_ENGINE_DEFS
+{
+  auto& e = jk::eng();
+  if (qid < 0 || static_cast<size_t>(qid) >= e.queues().size())
+    jk::misuse("unsupported_argument", site,
+               std::string(what) + " on a queue that TPipe::InitBuffer did not set up");
+  return e.queues()[static_cast<size_t>(qid)];
+}
+#else
+;
+#endif
+
+// The slot of a tensor this queue allocated and that is still the same buffer generation.
+JK_ENGINE_FN jk::Engine::Slot& queue_owned(int32_t qid, int32_t slot, uint32_t gen, jk::Site site,
+                                           const char* what)
+#if JK_ENGINE_DEFS
+{
+  auto& e = jk::eng();
+  auto& q = e.queues()[static_cast<size_t>(qid)];
+  if (slot < 0 || static_cast<uint32_t>(slot) < q.first_slot ||
+      static_cast<uint32_t>(slot) >= q.first_slot + q.num)
+    jk::misuse("queue_foreign_tensor", site,
+               std::string(what) + " of a tensor that this queue did not allocate");
+  auto& s = e.slots()[static_cast<size_t>(slot)];
+  if (s.gen != gen)
+    jk::misuse("queue_use_after_free", site,
+               std::string(what) + " of a tensor whose buffer was already freed");
+  return s;
+}
+#else
+;
+#endif
+
+// Atlas A2 allows at most 8 tensors allocated at once from the queues of one TPosition
+// (AllocTensor constraints; InitBuffer atlasascendc_api_07_0110 "QUE Buffer" limit).
+JK_ENGINE_FN void position_limit(const jk::Engine::QueueRec& q, jk::Site site)
+#if JK_ENGINE_DEFS
+{
+  const auto& e = jk::eng();
+  uint32_t live = 0;
+  for (const auto& other : e.queues()) {
+    if (other.position != q.position) continue;
+    for (uint32_t k = 0; k < other.num; ++k) {
+      const auto st = e.slots()[other.first_slot + k].state;
+      if (st == jk::Engine::kAllocated || st == jk::Engine::kQueued || st == jk::Engine::kDequeued)
+        ++live;
+    }
+  }
+  if (live >= 8)
+    jk::misuse("queue_alloc_past_depth", site,
+               "AllocTensor of a 9th tensor at one TPosition while 8 are in use: Atlas A2 allows "
+               "at most 8 allocated tensors per position");
+}
+#else
+;
+#endif
+
+// AllocTensor: the next free buffer of the queue (the producer waits for its last FreeTensor).
+JK_ENGINE_FN uint32_t queue_alloc(int32_t qid, jk::Site site)
+#if JK_ENGINE_DEFS
+{
+  auto& e = jk::eng();
+  auto& q = queue_rec(qid, site, "AllocTensor");
+  auto& slots = e.slots();
+  e.scalar_op(site);
+  for (uint32_t k = 0; k < q.num; ++k) {
+    const uint32_t si = q.first_slot + (q.next_alloc + k) % q.num;
+    auto& s = slots[si];
+    if (s.state != jk::Engine::kFree) continue;
+    position_limit(q, site);
+    q.next_alloc = (q.next_alloc + k + 1) % q.num;
+    // The producer may refill the buffer only after the consumer freed it.
+    if (q.synced && s.has_free_snap) e.wait_on(q.producer, s.free_snap);
+    s.state = jk::Engine::kAllocated;
+    return si;
+  }
+  jk::misuse("queue_alloc_past_depth", site,
+             "AllocTensor while all " + std::to_string(q.num) +
+                 " buffers of this queue are in use (FreeTensor one first): on hardware the "
+                 "call waits forever");
+}
+#else
+;
+#endif
+
+// EnQue of the tensor in `slot` (generation `gen`); depth <= 0: unlimited.
+JK_ENGINE_FN bool queue_enque(int32_t qid, int32_t slot, uint32_t gen, bool synced,
+                              jk::Pipe producer, int32_t depth, jk::Site site)
+#if JK_ENGINE_DEFS
+{
+  auto& e = jk::eng();
+  auto& q = queue_rec(qid, site, "EnQue");
+  auto& s = queue_owned(qid, slot, gen, site, "EnQue");
+  if (s.state != jk::Engine::kAllocated && s.state != jk::Engine::kDequeued)
+    jk::misuse("queue_use_after_free", site,
+               "EnQue of a tensor whose buffer is " + slot_state_name(s.state));
+  if (depth > 0 && q.queued() >= static_cast<size_t>(depth))
+    jk::misuse("queue_alloc_past_depth", site,
+               "EnQue onto a queue already holding depth=" + std::to_string(depth) +
+                   " tensors: EnQue returns false and the tensor is never dequeued");
+  e.scalar_op(site);
+  if (synced) s.enq_snap = e.snapshot(producer, site);
+  s.state = jk::Engine::kQueued;
+  q.fifo.push_back(static_cast<uint32_t>(slot));
+  return true;
+}
+#else
+;
+#endif
+
+// DeQue: the oldest enqueued buffer's slot (the consumer waits for the producer's EnQue).
+JK_ENGINE_FN uint32_t queue_deque(int32_t qid, bool synced, jk::Pipe consumer, jk::Site site)
+#if JK_ENGINE_DEFS
+{
+  auto& e = jk::eng();
+  auto& q = queue_rec(qid, site, "DeQue");
+  if (q.queued() == 0)
+    jk::misuse("queue_empty_deque", site,
+               "DeQue on an empty queue (nothing was EnQue'd): on hardware the consumer waits "
+               "forever");
+  e.scalar_op(site);
+  const uint32_t si = q.fifo[q.head++];
+  if (q.head == q.fifo.size()) {
+    q.fifo.clear();
+    q.head = 0;
+  }
+  auto& s = e.slots()[si];
+  if (synced) e.wait_on(consumer, s.enq_snap);
+  s.state = jk::Engine::kDequeued;
+  return si;
+}
+#else
+;
+#endif
+
+// FreeTensor: the consumer's last use of the buffer (the next AllocTensor of it waits for this).
+JK_ENGINE_FN void queue_free(int32_t qid, int32_t slot, uint32_t gen, jk::Site site)
+#if JK_ENGINE_DEFS
+{
+  auto& e = jk::eng();
+  auto& q = queue_rec(qid, site, "FreeTensor");
+  auto& s = queue_owned(qid, slot, gen, site, "FreeTensor");
+  if (s.state == jk::Engine::kQueued)
+    jk::misuse("queue_use_after_free", site,
+               "FreeTensor of a tensor still in the queue (DeQue it first)");
+  if (s.state != jk::Engine::kAllocated && s.state != jk::Engine::kDequeued)
+    jk::misuse("queue_use_after_free", site,
+               "FreeTensor of a buffer that is " + slot_state_name(s.state));
+  e.scalar_op(site);
+  if (q.synced) {
+    s.free_snap = e.snapshot(q.consumer, site);
+    s.has_free_snap = true;
+  }
+  s.state = jk::Engine::kFree;
+  ++s.gen;
+}
+#else
+;
+#endif
+
 }  // namespace jk_detail
 
 class TPipe;
@@ -69,32 +233,7 @@ class TQueBind {
 
   template <typename T>
   LocalTensor<T> AllocTensor(jk::Site site = jk::here()) {
-    auto& e = jk::eng();
-    auto& q = jk_queue(site, "AllocTensor");
-    auto& slots = e.slots();
-    jk_tick(site);
-    for (uint32_t k = 0; k < q.num; ++k) {
-      const uint32_t si = q.first_slot + (q.next_alloc + k) % q.num;
-      auto& s = slots[si];
-      if (s.state != jk::Engine::kFree) continue;
-      jk_position_limit(q, site);
-      q.next_alloc = (q.next_alloc + k + 1) % q.num;
-      // The producer may refill the buffer only after the consumer freed it.
-      if (q.synced && s.has_free_snap) e.wait_on(q.producer, s.free_snap);
-      s.state = jk::Engine::kAllocated;
-      LocalTensor<T> t;
-      t.jk_off_ = s.offset;
-      t.jk_end_ = s.offset + s.bytes;
-      t.jk_size_ = s.len / static_cast<uint32_t>(sizeof(T));
-      t.jk_slot_ = static_cast<int32_t>(si);
-      t.jk_gen_ = s.gen;
-      t.jk_pos_ = SRC;
-      return t;
-    }
-    jk::misuse("queue_alloc_past_depth", site,
-               "AllocTensor while all " + std::to_string(q.num) +
-                   " buffers of this queue are in use (FreeTensor one first): on hardware the "
-                   "call waits forever");
+    return jk_tensor<T>(jk_detail::queue_alloc(jk_qid_, site), SRC);
   }
   template <typename T>
   void AllocTensor(LocalTensor<T>& t, jk::Site site = jk::here()) {
@@ -123,21 +262,7 @@ class TQueBind {
 
   template <typename T>
   bool jk_enque(const LocalTensor<T>& t, bool synced, jk::Pipe producer, jk::Site site) {
-    auto& e = jk::eng();
-    auto& q = jk_queue(site, "EnQue");
-    auto& s = jk_owned(t, site, "EnQue");
-    if (s.state != jk::Engine::kAllocated && s.state != jk::Engine::kDequeued)
-      jk::misuse("queue_use_after_free", site,
-                 "EnQue of a tensor whose buffer is " + jk_detail::slot_state_name(s.state));
-    if (DEPTH > 0 && q.queued() >= static_cast<size_t>(DEPTH))
-      jk::misuse("queue_alloc_past_depth", site,
-                 "EnQue onto a queue already holding depth=" + std::to_string(DEPTH) +
-                     " tensors: EnQue returns false and the tensor is never dequeued");
-    jk_tick(site);
-    if (synced) s.enq_snap = e.snapshot(producer, site);
-    s.state = jk::Engine::kQueued;
-    q.fifo.push_back(static_cast<uint32_t>(t.jk_slot_));
-    return true;
+    return jk_detail::queue_enque(jk_qid_, t.jk_slot_, t.jk_gen_, synced, producer, DEPTH, site);
   }
 
   template <typename T>
@@ -147,29 +272,7 @@ class TQueBind {
   }
   template <typename T>
   LocalTensor<T> jk_deque(bool synced, jk::Pipe consumer, jk::Site site) {
-    auto& e = jk::eng();
-    auto& q = jk_queue(site, "DeQue");
-    if (q.queued() == 0)
-      jk::misuse("queue_empty_deque", site,
-                 "DeQue on an empty queue (nothing was EnQue'd): on hardware the consumer waits "
-                 "forever");
-    jk_tick(site);
-    const uint32_t si = q.fifo[q.head++];
-    if (q.head == q.fifo.size()) {
-      q.fifo.clear();
-      q.head = 0;
-    }
-    auto& s = e.slots()[si];
-    if (synced) e.wait_on(consumer, s.enq_snap);
-    s.state = jk::Engine::kDequeued;
-    LocalTensor<T> t;
-    t.jk_off_ = s.offset;
-    t.jk_end_ = s.offset + s.bytes;
-    t.jk_size_ = s.len / static_cast<uint32_t>(sizeof(T));
-    t.jk_slot_ = static_cast<int32_t>(si);
-    t.jk_gen_ = s.gen;
-    t.jk_pos_ = DST;
-    return t;
+    return jk_tensor<T>(jk_detail::queue_deque(jk_qid_, synced, consumer, site), DST);
   }
   template <typename T>
   void DeQue(LocalTensor<T>& t, jk::Site site = jk::here()) {
@@ -178,22 +281,7 @@ class TQueBind {
 
   template <typename T>
   void FreeTensor(LocalTensor<T>& t, jk::Site site = jk::here()) {
-    auto& e = jk::eng();
-    auto& q = jk_queue(site, "FreeTensor");
-    auto& s = jk_owned(t, site, "FreeTensor");
-    if (s.state == jk::Engine::kQueued)
-      jk::misuse("queue_use_after_free", site,
-                 "FreeTensor of a tensor still in the queue (DeQue it first)");
-    if (s.state != jk::Engine::kAllocated && s.state != jk::Engine::kDequeued)
-      jk::misuse("queue_use_after_free", site,
-                 "FreeTensor of a buffer that is " + jk_detail::slot_state_name(s.state));
-    jk_tick(site);
-    if (q.synced) {
-      s.free_snap = e.snapshot(q.consumer, site);
-      s.has_free_snap = true;
-    }
-    s.state = jk::Engine::kFree;
-    ++s.gen;
+    jk_detail::queue_free(jk_qid_, t.jk_slot_, t.jk_gen_, site);
   }
 
   // Room for another EnQue / something to DeQue.
@@ -218,47 +306,21 @@ class TQueBind {
   uint32_t jk_serial_ = 0;  // pipe generation the queue was initialised in
 
   jk::Engine::QueueRec& jk_queue(jk::Site site, const char* what) {
-    auto& e = jk::eng();
-    if (jk_qid_ < 0 || static_cast<size_t>(jk_qid_) >= e.queues().size())
-      jk::misuse("unsupported_argument", site,
-                 std::string(what) + " on a queue that TPipe::InitBuffer did not set up");
-    return e.queues()[static_cast<size_t>(jk_qid_)];
+    return jk_detail::queue_rec(jk_qid_, site, what);
   }
+  // A tensor over slot `si` of this core's UB, seen at position `pos`.
   template <typename T>
-  jk::Engine::Slot& jk_owned(const LocalTensor<T>& t, jk::Site site, const char* what) {
-    auto& e = jk::eng();
-    auto& q = e.queues()[static_cast<size_t>(jk_qid_)];
-    if (t.jk_slot_ < 0 || static_cast<uint32_t>(t.jk_slot_) < q.first_slot ||
-        static_cast<uint32_t>(t.jk_slot_) >= q.first_slot + q.num)
-      jk::misuse("queue_foreign_tensor", site,
-                 std::string(what) + " of a tensor that this queue did not allocate");
-    auto& s = e.slots()[static_cast<size_t>(t.jk_slot_)];
-    if (s.gen != t.jk_gen_)
-      jk::misuse("queue_use_after_free", site,
-                 std::string(what) + " of a tensor whose buffer was already freed");
-    return s;
+  static LocalTensor<T> jk_tensor(uint32_t si, TPosition pos) {
+    const auto& s = jk::eng().slots()[si];
+    LocalTensor<T> t;
+    t.jk_off_ = s.offset;
+    t.jk_end_ = s.offset + s.bytes;
+    t.jk_size_ = s.len / static_cast<uint32_t>(sizeof(T));
+    t.jk_slot_ = static_cast<int32_t>(si);
+    t.jk_gen_ = s.gen;
+    t.jk_pos_ = pos;
+    return t;
   }
-  // Atlas A2 allows at most 8 tensors allocated at once from the queues of one TPosition
-  // (AllocTensor constraints; InitBuffer atlasascendc_api_07_0110 "QUE Buffer" limit).
-  static void jk_position_limit(const jk::Engine::QueueRec& q, jk::Site site) {
-    const auto& e = jk::eng();
-    uint32_t live = 0;
-    for (const auto& other : e.queues()) {
-      if (other.position != q.position) continue;
-      for (uint32_t k = 0; k < other.num; ++k) {
-        const auto st = e.slots()[other.first_slot + k].state;
-        if (st == jk::Engine::kAllocated || st == jk::Engine::kQueued || st == jk::Engine::kDequeued)
-          ++live;
-      }
-    }
-    if (live >= 8)
-      jk::misuse("queue_alloc_past_depth", site,
-                 "AllocTensor of a 9th tensor at one TPosition while 8 are in use: Atlas A2 allows "
-                 "at most 8 allocated tensors per position");
-  }
-
-  // Queue operations are scalar bookkeeping: one issue slot, no pipe instruction.
-  static void jk_tick(jk::Site site) { jk::eng().scalar_op(site); }
 };
 
 // depth = how many EnQue may happen in a row without a DeQue (atlasascendc_api_07_0137); it is
