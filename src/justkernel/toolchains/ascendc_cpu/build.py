@@ -27,6 +27,7 @@ from pathlib import Path
 from justkernel.core.receipts import Status
 from justkernel.operators.definition import AscendcTarget
 from justkernel.toolchains.ascendc_cpu import library, objects, source_check
+from justkernel.toolchains.ascendc_cpu.objcache import ObjectCache, reads_only, scope_of
 from justkernel.toolchains.cpu.objects import executable_problems
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus
@@ -37,6 +38,7 @@ OUT = "/sandbox/out"
 DIAGNOSTIC_LINES = 30
 LINK_MAP = "harness.map"
 HOST = "host"
+REUSED = "# reused from the object cache"  # the log line of a unit not compiled again
 
 
 @dataclass
@@ -51,6 +53,7 @@ class BuildOutcome:
     compile_seconds: float = 0.0
     static_seconds: float = 0.0
     cacheable: bool = True
+    reused: tuple[str, ...] = ()  # steps whose object came from the object cache
 
     def refuse(self, step: str, problems: tuple[str, ...]) -> None:
         self.problems = problems
@@ -59,7 +62,7 @@ class BuildOutcome:
         self.detail = problems[0]
 
     def diagnostics_head(self) -> list[str]:
-        lines = [line for line in self.log.splitlines() if not line.startswith("$ ")]
+        lines = [line for line in self.log.splitlines() if not line.startswith(("$ ", REUSED))]
         return lines[:DIAGNOSTIC_LINES]
 
 
@@ -159,8 +162,10 @@ async def build_candidate(
     limits: SandboxLimits,
     *,
     scan_syscalls: bool = True,
+    cache: ObjectCache | None = None,
 ) -> BuildOutcome:
-    """See the module docstring; the first failing step decides the outcome."""
+    """See the module docstring; the first failing step decides the outcome. With `cache`,
+    a unit compiled before from the same files is copied from it instead of compiled."""
     outcome = BuildOutcome()
     start = time.monotonic()
     t = time.monotonic()
@@ -171,9 +176,18 @@ async def build_candidate(
         return outcome
     steps = compile_steps(target, dtypes)
     binds = {"src": src, "lib/include": library.include_dir()}
-    done = await asyncio.gather(*(_sandboxed(s.argv, binds, build / s.name, limits) for s in steps))
-    outcome.log = "".join(text for _, text in done)
-    for step, (status, text) in zip(steps, done, strict=True):
+    keys, pending = await asyncio.to_thread(_from_cache, cache, src, build, steps)
+    outcome.reused = tuple(s.name for s in steps if s not in pending)
+    done = await asyncio.gather(
+        *(_sandboxed(s.argv, binds, build / s.name, limits) for s in pending)
+    )
+    outcome.log = "".join(
+        f"{REUSED} ({keys[s.name][:16]}): {' '.join(s.argv)}\n"
+        for s in steps
+        if s.name in outcome.reused
+    )
+    outcome.log += "".join(text for _, text in done)
+    for step, (status, text) in zip(pending, done, strict=True):
         if status is not SandboxStatus.OK:
             _fail(outcome, step.name, status, text)
             outcome.compile_seconds = time.monotonic() - start - outcome.static_seconds
@@ -185,9 +199,32 @@ async def build_candidate(
         outcome.refuse("static_check", problems)
         outcome.compile_seconds = time.monotonic() - start - outcome.static_seconds
         return outcome
+    if cache is not None:
+        await asyncio.to_thread(_to_cache, cache, keys, build, pending)
     await _link_all(outcome, build, steps, main_obj, limits, scan_syscalls)
     outcome.compile_seconds = time.monotonic() - start - outcome.static_seconds
     return outcome
+
+
+def _from_cache(
+    cache: ObjectCache | None, src: Path, build: Path, steps: list[Step]
+) -> tuple[dict[str, str], list[Step]]:
+    """The units' keys, and the steps the cache cannot serve (to compile)."""
+    if cache is None:
+        return {}, list(steps)
+    keys = {s.name: cache.key(s.name, s.argv, src) for s in steps}
+    pending = [
+        s for s in steps if not cache.fetch(keys[s.name], build / s.name, s.output, s.preprocessed)
+    ]
+    return keys, pending
+
+
+def _to_cache(cache: ObjectCache, keys: dict[str, str], build: Path, steps: list[Step]) -> None:
+    """Keep the freshly compiled units that passed the checks and read only in scope."""
+    for s in steps:
+        ii = build / s.name / s.preprocessed
+        if ii.is_file() and reads_only(ii.read_text(errors="replace"), scope_of(s.name)):
+            cache.store(keys[s.name], build / s.name, s.output, s.preprocessed)
 
 
 def _object_problems(build: Path, steps: list[Step], scan_syscalls: bool) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ from justkernel.core.receipts import (
 from justkernel.operators import InputPack, OperatorDefinition, load_operator
 from justkernel.toolchains.ascendc_cpu import library
 from justkernel.toolchains.ascendc_cpu.build import BuildOutcome, HarnessMain, build_candidate
+from justkernel.toolchains.ascendc_cpu.objcache import ObjectCache
 from justkernel.toolchains.ascendc_cpu.run import CaseRunner
 from justkernel.toolchains.common import STOP_AFTER, Draft, LogSink, not_run, worst
 from justkernel.toolchains.cpu.run import Verdict
@@ -109,6 +110,7 @@ class AscendcCpuToolchain:
         self.scan_syscalls = scan_syscalls
         folder = None if cache_dir is None else Path(cache_dir) / self.version
         self._main = HarnessMain(folder)
+        self._objects = None if folder is None else ObjectCache(folder / "objects", self.version)
 
     @cached_property
     def _facts(self) -> dict[str, Any]:
@@ -213,6 +215,7 @@ class AscendcCpuToolchain:
             self.dtypes_for(spec, packs),
             self.limits.compile,
             scan_syscalls=self.scan_syscalls,
+            cache=self._objects,
         )
         job.durations.compile = out.compile_seconds
         job.durations.static_check += out.static_seconds

@@ -1,0 +1,63 @@
+"""H13: the per-unit object cache. A candidate that changes only its kernel reuses the host
+object; a unit that reads a team file outside its key's scope is never stored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from justkernel.toolchains import check_tree
+from justkernel.toolchains.ascendc_cpu.build import REUSED, BuildOutcome, build_candidate
+from justkernel.toolchains.ascendc_cpu.objcache import ObjectCache, reads_only
+from tests.toolchains.ascendc_cpu.ladder_support import harness_main, toolchain
+from tests.toolchains.ascendc_cpu.toolchain_support import copy_template
+from tests.workers.test_evaluator_shared import fresh_dir
+
+pytestmark = pytest.mark.timeout(300)
+
+
+async def _build(src: Path, cache: ObjectCache) -> BuildOutcome:
+    tc = toolchain()
+    build = fresh_dir("objcache-build") / "build"
+    build.mkdir(mode=0o755)
+    out = await build_candidate(
+        src,
+        build,
+        tc.target,
+        check_tree(src, tc.definition).editable,
+        await harness_main(tc).path(),
+        ("float32",),
+        tc.limits.compile,
+        cache=cache,
+    )
+    assert out.ok, out.detail
+    assert out.harnesses["float32"].is_file()
+    return out
+
+
+async def test_a_kernel_only_change_reuses_the_host_object() -> None:
+    cache = ObjectCache(fresh_dir("objcache") / "objects", toolchain().version)
+    src = copy_template("objcache-a")
+    first = await _build(src, cache)
+    assert first.reused == () and REUSED not in first.log
+    again = await _build(copy_template("objcache-b"), cache)  # same bytes, another folder
+    assert again.reused == ("host", "kernel_f32")
+    compiled = [line for line in again.log.splitlines() if line.startswith("$ ") and " -c " in line]
+    assert compiled == [] and again.log.count(REUSED) == 2
+    kernel = toolchain().target.kernel_source
+    (src / kernel).write_text((src / kernel).read_text() + "\n// a kernel-only change\n")
+    changed = await _build(src, cache)
+    assert changed.reused == ("host",)
+    assert f"{REUSED} (" in changed.log and f"-c {kernel}" in changed.log.split(REUSED)[-1]
+
+
+def test_a_unit_reading_outside_its_scope_is_not_cacheable() -> None:
+    host = ("op_host",)
+    ii = '# 1 "op_host/x.cpp"\n# 1 "<built-in>"\n# 1 "/sandbox/lib/include/kernel_operator.h" 1 3\n'
+    assert reads_only(ii, host)
+    assert not reads_only(ii + '# 1 "op_host/../op_kernel/k.h" 1\n', host)
+    assert not reads_only(ii + '# 1 "/sandbox/src/op_kernel/k.h" 1\n', host)
+    assert not reads_only(ii + '# 1 "/proc/self/cwd/op_kernel/k.h" 1\n', host)
+    assert not reads_only(ii + '# 1 "CMakeLists.txt" 1\n', host)
+    assert reads_only(ii + '# 1 "op_kernel/k.h" 1\n', ("op_host", "op_kernel"))
