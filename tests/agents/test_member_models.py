@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from justkernel.app import LabRuntime
-from justkernel.scheduler.budget import BudgetCaps
+from justkernel.governance.budget import BudgetCaps
 from justkernel.scheduler.scheduler import Scheduler, SchedulerConfig
 from justkernel.settings.models import ModelPreset
 from justkernel.store.teams import Team

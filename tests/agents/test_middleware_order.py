@@ -26,9 +26,9 @@ from justkernel.agents.middleware.events import SourceTracker
 from justkernel.agents.tools import TeamContext
 from justkernel.lab import Lab, open_lab
 from justkernel.operators import load_operator
-from justkernel.scheduler.budget import BudgetCaps, BudgetGovernor
-from justkernel.scheduler.limits import ModelCallLimiter, ProviderPaused
-from justkernel.scheduler.watchdog import Watchdog, WatchdogLimits
+from justkernel.governance.budget import BudgetCaps, BudgetGovernor
+from justkernel.governance.limits import ModelCallLimiter, ProviderPaused
+from justkernel.governance.watchdog import Watchdog, WatchdogLimits
 from justkernel.settings import Settings
 from justkernel.settings.models import ModelPreset
 from justkernel.store.candidates import CandidateStore

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from justkernel.app import LabRuntime
-from justkernel.scheduler.budget import BudgetCaps
+from justkernel.governance.budget import BudgetCaps
 from justkernel.scheduler.scheduler import SchedulerConfig
 from tests.support.labs import scripted_preset
 from tests.support.openai_server import OpenAIServer, Reply, ToolCall, Usage

@@ -62,7 +62,7 @@ def run_command(
     ] = True,
 ) -> None:
     """Run teams headless; every step is an event in the log."""
-    from justkernel.scheduler.budget import BudgetCaps
+    from justkernel.governance.budget import BudgetCaps
     from justkernel.scheduler.scheduler import SchedulerConfig
 
     settings = settings_or_exit()

@@ -56,10 +56,10 @@ from justkernel.core.events.runs import ProviderPaused as ProviderPausedEvent
 from justkernel.core.events.runs import TeamPaused as TeamPausedEvent
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
-from justkernel.scheduler.budget import BudgetCaps, BudgetGovernor
+from justkernel.governance.budget import BudgetCaps, BudgetGovernor
 from justkernel.scheduler.handoff import CandidateHandoff
-from justkernel.scheduler.limits import ModelCallLimiter, ProviderPaused
-from justkernel.scheduler.watchdog import Watchdog, WatchdogLimits
+from justkernel.governance.limits import ModelCallLimiter, ProviderPaused
+from justkernel.governance.watchdog import Watchdog, WatchdogLimits
 from justkernel.settings.models import ModelPreset
 from justkernel.store.teams import Team
 from justkernel.teams.proposed_cases import ProposedCases

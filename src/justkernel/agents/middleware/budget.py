@@ -20,7 +20,7 @@ from justkernel.agents.middleware.shared import (
     content_text,
 )
 from justkernel.agents.usage import cost_usd, usage_from_message
-from justkernel.scheduler.budget import BudgetExceeded
+from justkernel.governance.budget import BudgetExceeded
 
 DEFAULT_OUTPUT_ESTIMATE = 2048  # tokens reserved for a reply when the preset sets no limit
 

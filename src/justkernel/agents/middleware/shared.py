@@ -13,9 +13,9 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from justkernel.agents.tools import TeamContext
-from justkernel.scheduler.budget import BudgetGovernor
-from justkernel.scheduler.limits import ModelCallLimiter
-from justkernel.scheduler.watchdog import Watchdog
+from justkernel.governance.budget import BudgetGovernor
+from justkernel.governance.limits import ModelCallLimiter
+from justkernel.governance.watchdog import Watchdog
 from justkernel.settings.models import ModelPreset
 from justkernel.settings.redaction import scrub
 
