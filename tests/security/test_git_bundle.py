@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from justkernel.evaluation.bundle import encode_bundle
 from justkernel.evaluation.protocol import CandidateBundle
+from justkernel.evaluation.submission_files import encode_bundle
 from tests.evaluation.support import RunningJudge, bundle, new_judge_dir, running_judge
 from tests.workers.test_evaluator_shared import require_tools
 
