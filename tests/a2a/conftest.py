@@ -44,7 +44,7 @@ class Served:
 @asynccontextmanager
 async def serve_a2a(runtime: LabRuntime) -> AsyncIterator[Served]:
     """The A2A routes in a Starlette app under uvicorn on 127.0.0.1 (real HTTP)."""
-    async with open_a2a(runtime.lab, runtime.evaluator) as endpoint:
+    async with open_a2a(runtime.lab, runtime.evaluator, board=runtime.board) as endpoint:
         app = Starlette(routes=a2a_routes(endpoint))
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))

@@ -3,12 +3,19 @@ the stall watchdog, provider errors, the cost cap, and tools that cannot leave t
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
+import pytest
+from click.testing import Result
+from typer.testing import CliRunner
+
 from justkernel.app import LabRuntime
+from justkernel.cli.main import app
 from justkernel.governance.budget import BudgetCaps
-from justkernel.scheduler.scheduler import SchedulerConfig
+from justkernel.scheduler.scheduler import ProviderNotPaused, SchedulerConfig
+from justkernel.settings.config import Settings
 from tests.support.labs import scripted_preset
 from tests.support.openai_server import OpenAIServer, Reply, ToolCall, Usage
 
@@ -75,9 +82,55 @@ async def test_a_401_pauses_dispatch_for_the_provider_with_the_reason(
     assert reason == "no team has work left"
     assert requests_made <= 2  # one failing call per team at most, then nothing is dispatched
     # resuming is one action: the teams are eligible again
-    await scheduler.resume_provider("openai_compatible")
+    resumed = await scheduler.resume_provider("openai_compatible")
+    assert sorted(resumed) == sorted([team_a.id, team_b.id])
     for team in (team_a, team_b):
         assert (await scheduler.registry.get(run.id, team.id)).status == "idle"
+    with pytest.raises(ProviderNotPaused, match="'openai_compatible' is not paused"):
+        await scheduler.resume_provider("openai_compatible")  # nothing is: nothing logged
+    assert [k for k, _, _ in await _kinds(runtime, run.id)].count("provider.resumed") == 1
+
+
+def _cli(settings: Settings, *args: str) -> Result:
+    """`justkernel ARGS` as a user in another terminal runs it, on this lab's folders."""
+    env = {"JUSTKERNEL_DATA_DIR": str(settings.data_dir)}
+    env["JUSTKERNEL_CONFIG_DIR"] = str(settings.config_dir)
+    return CliRunner().invoke(app, list(args), env=env)
+
+
+async def test_the_cli_asks_and_the_runs_scheduler_resumes_the_provider_once(
+    runtime: LabRuntime, lab_settings: Settings
+) -> None:
+    runtime.lab.secrets.set("scripted_key", "sk-wrong-key-999888777")
+    async with OpenAIServer([Reply(text="never served")], api_key=KEY) as server:
+        runtime.presets["scripted"] = scripted_preset(server.base_url)
+        run = await runtime.lab.runs.create("auth error, fixed from the CLI")
+        scheduler = runtime.scheduler(run.id, SchedulerConfig())
+        team = await scheduler.add_team("scripted")
+        await scheduler.run(seconds=60)
+    assert (await runtime.lab.teams.get(run.id, team.id)).status == "paused"
+
+    # the CLI is another process: it cannot reach the scheduler, so it logs a request
+    refused = await asyncio.to_thread(_cli, lab_settings, "resume-provider", run.id, "deepseek")
+    assert refused.exit_code == 2 and "'deepseek' is not paused" in refused.output
+    asked = await asyncio.to_thread(
+        _cli, lab_settings, "resume-provider", run.id, "openai_compatible"
+    )
+    assert asked.exit_code == 0, asked.output
+    (request,) = await runtime.lab.events.read(run.id, kinds=["provider.resume_requested"])
+    assert request.payload == {"provider": "openai_compatible", "by": "cli"}
+    assert (await runtime.lab.teams.get(run.id, team.id)).status == "paused"  # not yet
+
+    # the scheduler that drives the run next (a new one, as after a restart) answers it
+    driver = runtime.scheduler(run.id, SchedulerConfig())
+    await driver.answer_resume_requests()
+    assert (await runtime.lab.teams.get(run.id, team.id)).status == "idle"
+    (answer,) = await runtime.lab.events.read(run.id, kinds=["provider.resumed"])
+    assert answer.payload["request_seq"] == request.seq and answer.payload["teams"] == [team.id]
+    # answered once: a later scheduler, or the next pass, leaves it alone
+    await runtime.scheduler(run.id, SchedulerConfig()).answer_resume_requests()
+    await driver.answer_resume_requests()
+    assert len(await runtime.lab.events.read(run.id, kinds=["provider.resumed"])) == 1
 
 
 async def test_the_run_stops_dispatching_before_the_cost_cap_is_crossed(

@@ -14,6 +14,7 @@ import httpx
 
 from justkernel.a2a.endpoint import open_a2a
 from justkernel.a2a.external import join_external
+from justkernel.app import lab_board
 from justkernel.lab import open_lab
 from justkernel.settings.config import Settings
 from justkernel.web.app import create_app
@@ -31,11 +32,11 @@ async def test_a_lab_failure_names_no_exception_class(tmp_path: Path) -> None:
         data_dir=tmp_path / "data", config_dir=tmp_path / "config", hosts_file=hosts
     )
     lab = await open_lab(settings)
-    controller = RunController(lab)
+    controller = RunController(lab, lab_board(lab))
     try:
         run = await lab.runs.create("outside")
         joined = await join_external(lab, run.id, "Outsider")
-        async with open_a2a(lab, controller.evaluator) as a2a:
+        async with open_a2a(lab, controller.evaluator, board=controller.board) as a2a:
             auth = AuthState.create(settings.config_dir, settings.resolved_data_dir)
             app = create_app(lab, auth, controller=controller, a2a=a2a)
             transport = httpx.ASGITransport(app=app)

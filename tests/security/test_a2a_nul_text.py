@@ -10,6 +10,7 @@ import httpx
 
 from justkernel.a2a.endpoint import open_a2a
 from justkernel.a2a.external import join_external
+from justkernel.app import lab_board
 from justkernel.lab import Lab
 from justkernel.web.app import create_app
 from justkernel.web.auth import AuthState
@@ -29,13 +30,13 @@ def _ask(text: str, message_id: str = "m-1", to: str = "all") -> dict[str, objec
 
 
 async def test_a_nul_in_an_a2a_call_is_refused_up_front(lab: Lab) -> None:
-    controller = RunController(lab)
+    controller = RunController(lab, lab_board(lab))
     run = await lab.runs.create("outside")
     joined = await join_external(lab, run.id, "Outsider")
     headers = {"authorization": f"Bearer {joined.token}", "A2A-Version": "1.0"}
     url = f"/a2a/teams/{joined.team.id}/"
     try:
-        async with open_a2a(lab, controller.evaluator) as a2a:
+        async with open_a2a(lab, controller.evaluator, board=controller.board) as a2a:
             auth = AuthState.create(lab.settings.config_dir, lab.settings.resolved_data_dir)
             transport = httpx.ASGITransport(
                 app=create_app(lab, auth, controller=controller, a2a=a2a)

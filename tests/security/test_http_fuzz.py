@@ -50,6 +50,7 @@ from starlette.applications import Starlette
 
 from justkernel.a2a.endpoint import open_a2a
 from justkernel.a2a.external import join_external
+from justkernel.app import lab_board
 from justkernel.evaluation.judge_paths import JudgeFolder
 from justkernel.evaluation.judge_server import JudgeConfig, create_judge_app
 from justkernel.events.run_export import export_run
@@ -432,9 +433,11 @@ async def _open_world(
     await export_run(lab, recorded, bundle_path)
     a2a_run = await lab.runs.create("a2a fuzz")
     joined = [await join_external(lab, a2a_run.id, name) for name in ("Outside A", "Outside B")]
-    controller = RunController(lab)
+    controller = RunController(lab, lab_board(lab))
     stack.push_async_callback(controller.close)
-    a2a = await stack.enter_async_context(open_a2a(lab, controller.evaluator))
+    a2a = await stack.enter_async_context(
+        open_a2a(lab, controller.evaluator, board=controller.board)
+    )
     auth = AuthState.create(
         lab_settings.config_dir, lab_settings.resolved_data_dir, api_token=API_TOKEN
     )

@@ -60,6 +60,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from justkernel import __version__
+from justkernel.a2a.board import LabBoard
 from justkernel.a2a.executor import IDENTITY_KEY, EvaluatorSource, LabAgentExecutor
 from justkernel.a2a.jsonrpc_body import JsonRpcBodyCheck
 from justkernel.lab import Lab
@@ -287,6 +288,8 @@ class A2AEndpoint:
         evaluator: EvaluatorSource,
         engine: AsyncEngine,
         origin: str | None = None,
+        *,
+        board: LabBoard,
     ) -> None:
         self.lab = lab
         # the lab's own origin ("http://127.0.0.1:4173"), for the cards' URLs; never taken from
@@ -294,7 +297,7 @@ class A2AEndpoint:
         self.origin = origin
         self.tokens = lab.tokens
         self.registry = lab.teams
-        self.executor = LabAgentExecutor(lab, evaluator)
+        self.executor = LabAgentExecutor(lab, evaluator, board)
         self.engine = engine
         self.task_store = DatabaseTaskStore(engine, owner_resolver=team_owner)
         template = team_card("team-000", "http://127.0.0.1/")
@@ -361,17 +364,18 @@ class A2AEndpoint:
 
 @asynccontextmanager
 async def open_a2a(
-    lab: Lab, evaluator: EvaluatorSource, origin: str | None = None
+    lab: Lab, evaluator: EvaluatorSource, origin: str | None = None, *, board: LabBoard
 ) -> AsyncIterator[A2AEndpoint]:
     """Open the A2A services for a lab; `evaluator` is an Evaluator or an async factory
     (called on the first submission, so a server that never evaluates never builds one);
-    `origin` is the lab's own URL, which the agent cards name."""
+    `origin` is the lab's own URL, which the agent cards name; `board` the lab's one board
+    (`app.lab_board`, the one its runs' schedulers post through)."""
     folder = lab.settings.resolved_data_dir / "a2a"
     folder.mkdir(parents=True, exist_ok=True)
     engine = create_async_engine(
         f"sqlite+aiosqlite:///{folder / 'tasks.db'}", pool_size=1, max_overflow=0
     )
-    endpoint = A2AEndpoint(lab, evaluator, engine, origin)
+    endpoint = A2AEndpoint(lab, evaluator, engine, origin, board=board)
     try:
         await endpoint.task_store.initialize()
         yield endpoint

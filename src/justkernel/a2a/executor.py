@@ -156,12 +156,18 @@ class LabAgentExecutor(AgentExecutor):
     """One executor for every team; the caller's team comes from the call context."""
 
     def __init__(
-        self, lab: Lab, evaluator: EvaluatorSource, *, evaluations_per_team: int = 2
+        self,
+        lab: Lab,
+        evaluator: EvaluatorSource,
+        board: LabBoard,
+        *,
+        evaluations_per_team: int = 2,
     ) -> None:
+        """`board` is the lab's one board (`app.lab_board`), shared with the scheduler."""
         self.lab = lab
         self._evaluator = evaluator
         self.registry = lab.teams
-        self.board = LabBoard(lab.db, lab.events, self.registry)
+        self.board = board
         self.candidates = lab.candidates
         self._per_team = evaluations_per_team
         self._slots: dict[TeamIdentity, asyncio.Semaphore] = {}

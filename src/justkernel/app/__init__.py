@@ -7,7 +7,14 @@ below this package builds a service of its own.
 Importing this package is cheap: the agent stack (scheduler, Judger) is imported when a run
 is driven, so a server that only shows runs never pays for it."""
 
-from justkernel.app.runtime import LabRuntime, default_slots, open_runtime
+from justkernel.app.runtime import LabRuntime, default_slots, lab_board, open_runtime
 from justkernel.app.session import RunSession, TeamPlan
 
-__all__ = ["LabRuntime", "RunSession", "TeamPlan", "default_slots", "open_runtime"]
+__all__ = [
+    "LabRuntime",
+    "RunSession",
+    "TeamPlan",
+    "default_slots",
+    "lab_board",
+    "open_runtime",
+]

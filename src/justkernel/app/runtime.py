@@ -5,7 +5,9 @@ presets and the agents' checkpointer, opened and closed together. The pool comes
 starts a judge.
 
 A process opens one database engine: the web server passes its own `Lab` in (`lab=`), and the
-runtime then neither opens a second one nor closes it."""
+runtime then neither opens a second one nor closes it. Likewise one lab board (`lab_board`):
+the scheduler's teams and the A2A executor's outside teams post through the same instance,
+so they share its per-sender rate window; the server builds it once and passes it (`board=`)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from justkernel.a2a.board import LabBoard
 from justkernel.evaluation.connect import connect_judge
 from justkernel.evaluation.protocol import EvaluationClient
 from justkernel.judger.settings import JudgerSettingsFile
@@ -42,6 +45,7 @@ class LabRuntime:
     evaluator: Evaluator
     presets: dict[str, ModelPreset]
     checkpointer: BaseCheckpointSaver[str]
+    board: LabBoard
     resources: AsyncExitStack = field(default_factory=AsyncExitStack)
     _judge: tuple[EvaluationClient | None] | None = None
     _judge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -62,6 +66,7 @@ class LabRuntime:
             self.presets,
             self.checkpointer,
             config,
+            board=self.board,
             freeze_unverified=lambda: settings.current().freezes_unverified,
         )
 
@@ -86,15 +91,25 @@ class LabRuntime:
         )
 
 
-__all__ = ["LabRuntime", "default_slots", "open_runtime"]
+__all__ = ["LabRuntime", "default_slots", "lab_board", "open_runtime"]
+
+
+def lab_board(lab: Lab) -> LabBoard:
+    """The lab's one board: build it once per process and pass it to every poster."""
+    return LabBoard(lab.db, lab.events, lab.teams)
 
 
 @asynccontextmanager
 async def open_runtime(
-    settings: Settings, *, slots: int | None = None, lab: Lab | None = None
+    settings: Settings,
+    *,
+    slots: int | None = None,
+    lab: Lab | None = None,
+    board: LabBoard | None = None,
 ) -> AsyncIterator[LabRuntime]:
     """Open the runtime on `lab` when given (the caller keeps it open and closes it), else on
-    a lab of its own."""
+    a lab of its own; on `board` when given (the server's, shared with A2A), else on one built
+    here."""
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     operator = load_operator()
@@ -108,7 +123,8 @@ async def open_runtime(
         presets = load_model_presets(settings.models_local_file)
         checkpoints = settings.resolved_data_dir / "checkpoints.db"
         async with AsyncSqliteSaver.from_conn_string(str(checkpoints)) as saver:
-            runtime = LabRuntime(lab, operator, pool, evaluator, presets, saver)
+            board = board if board is not None else lab_board(lab)
+            runtime = LabRuntime(lab, operator, pool, evaluator, presets, saver, board)
             async with runtime.resources:
                 yield runtime
     finally:

@@ -29,6 +29,7 @@ def _register() -> None:
         evaluate_cmd,
         judge_cmd,
         judger_cmd,
+        provider_cmd,
         report_cmd,
         run_cmd,
         secrets_cmds,
@@ -39,6 +40,7 @@ def _register() -> None:
     for module in (
         serve_cmd,
         run_cmd,
+        provider_cmd,
         evaluate_cmd,
         bundle_cmds,
         check_cmd,

@@ -43,9 +43,11 @@ from justkernel.agents.playbook import DONE_MARKER
 from justkernel.agents.tools import EvaluatorLike, TeamContext
 from justkernel.core.events.agents import ModelResponse
 from justkernel.core.events.runs import (
+    PAUSED_FOR,
     DispatchStarted,
     DispatchStopped,
     ProviderResumed,
+    ProviderResumeRequested,
     TeamRegistered,
     TeamResumed,
     TeamTurn,
@@ -54,12 +56,13 @@ from justkernel.core.events.runs import (
 )
 from justkernel.core.events.runs import ProviderPaused as ProviderPausedEvent
 from justkernel.core.events.runs import TeamPaused as TeamPausedEvent
-from justkernel.lab import Lab
-from justkernel.operators import OperatorDefinition
+from justkernel.events.log import READ_PAGE
 from justkernel.governance.budget import BudgetCaps, BudgetGovernor
-from justkernel.scheduler.handoff import CandidateHandoff
 from justkernel.governance.limits import ModelCallLimiter, ProviderPaused
 from justkernel.governance.watchdog import Watchdog, WatchdogLimits
+from justkernel.lab import Lab
+from justkernel.operators import OperatorDefinition
+from justkernel.scheduler.handoff import CandidateHandoff
 from justkernel.settings.models import ModelPreset
 from justkernel.store.teams import Team
 from justkernel.teams.proposed_cases import ProposedCases
@@ -76,6 +79,10 @@ FIRST_PROMPT = (
 FAILURE_BACKOFF_START = 5.0
 FAILURE_BACKOFF_MAX = 300.0
 CONTINUE_PROMPT = "Continue: run your next experiment, or say you are done if nothing is left."
+
+
+class ProviderNotPaused(LookupError):
+    """A resume asked for a provider nothing in the run is paused for."""
 
 
 @dataclass
@@ -110,10 +117,13 @@ class Scheduler:
         checkpointer: Any,
         config: SchedulerConfig | None = None,
         *,
+        board: LabBoard,
         freeze_unverified: Callable[[], bool] = lambda: False,
     ) -> None:
-        """`freeze_unverified` says, at each full receipt, whether the Judger wants sources
-        that compiled but failed local precision too (its official-driven strategy)."""
+        """`board` is the lab's one board (`app.runtime`: the A2A executor shares it, and with
+        it the posting rate window). `freeze_unverified` says, at each full receipt, whether the
+        Judger wants sources that compiled but failed local precision too (its official-driven
+        strategy)."""
         self.lab = lab
         self.run_id = run_id
         self.operator = operator
@@ -123,7 +133,7 @@ class Scheduler:
         self.config = config or SchedulerConfig()
         self.registry = lab.teams
         self.experiments = lab.experiments
-        self.board = LabBoard(lab.db, lab.events, self.registry)
+        self.board = board
         self.candidates = lab.candidates
         self.handoff = CandidateHandoff(
             run_id, self.candidates, self.board, freeze_unverified=freeze_unverified
@@ -138,6 +148,7 @@ class Scheduler:
         self._failures: dict[str, int] = {}  # consecutive failed turns per team
         self._not_before: dict[str, float] = {}  # backoff after a failed turn
         self._running: dict[str, asyncio.Task[None]] = {}
+        self._requests_after: int | None = None  # resume requests up to this seq are answered
         self.stopped_reason: str | None = None
 
     # -- teams -----------------------------------------------------------------------------
@@ -272,14 +283,81 @@ class Scheduler:
         await self.registry.set_status(self.run_id, team_id, "idle", None)
         await self.lab.events.append(self.run_id, TeamResumed(), team=team_id)
 
-    async def resume_provider(self, provider: str) -> None:
-        if self.governance.limiter.resume(provider):
-            await self.lab.events.append(self.run_id, ProviderResumed(provider=provider))
-            for team in await self.registry.list(self.run_id, include_exited=False):
-                if team.status == "paused" and (team.status_reason or "").startswith(
-                    f"provider {provider}"
-                ):
-                    await self.resume_team(team.id)
+    async def resume_provider(self, provider: str, *, request_seq: int | None = None) -> list[str]:
+        """One action, after a person fixed the key or the balance: dispatch to `provider`
+        starts again and the teams paused for it are idle. Returns those teams' ids.
+
+        Raises `ProviderNotPaused` (nothing changes, nothing is logged) when neither dispatch
+        nor any team is paused for it; a request from another process (`request_seq`, see
+        `answer_resume_requests`) is answered either way, so it is answered once."""
+        teams = [
+            t.id
+            for t in await self.registry.list(self.run_id, include_exited=False)
+            if t.status == "paused" and (t.status_reason or "").startswith(PAUSED_FOR % provider)
+        ]
+        dispatch_paused = self.governance.limiter.resume(provider)
+        if not dispatch_paused and not teams and request_seq is None:
+            raise ProviderNotPaused(f"provider {provider!r} is not paused in run {self.run_id}")
+        answered = {"request_seq": request_seq} if request_seq is not None else {}
+        await self.lab.events.append(
+            self.run_id, ProviderResumed(provider=provider, teams=teams, **answered)
+        )
+        for team_id in teams:
+            await self.resume_team(team_id)
+        return teams
+
+    async def answer_resume_requests(self) -> None:
+        """Answer the `provider.resume_requested` events another process (the CLI) logged,
+        each once: its `provider.resumed` names the request's seq, so a scheduler that starts
+        later skips what an earlier one answered. Called on every dispatch pass; it reads only
+        the events logged since the last pass."""
+        if self._requests_after is None:
+            self._requests_after = await self._last_answered_request()
+        upto = (await self.lab.runs.get(self.run_id)).last_seq
+        if upto <= self._requests_after:
+            return
+        requests = await self.lab.events.read(
+            self.run_id,
+            after=self._requests_after,
+            before=upto + 1,
+            kinds=[ProviderResumeRequested.KIND],
+        )
+        for event in requests:
+            try:
+                request = ProviderResumeRequested.model_validate(event.payload)
+            except ValidationError:  # a malformed request asks for nothing
+                continue
+            if request.provider:
+                await self.resume_provider(request.provider, request_seq=event.seq)
+        # a page holds READ_PAGE events: with more waiting, the rest come on the next pass
+        full = len(requests) >= READ_PAGE
+        self._requests_after = requests[-1].seq if full else upto
+
+    async def _last_answered_request(self) -> int:
+        before: int | None = None
+        while True:
+            page = await self.lab.events.read(
+                self.run_id, kinds=[ProviderResumed.KIND], before=before, newest_first=True
+            )
+            for event in page:
+                seq = event.payload.get("request_seq")
+                if isinstance(seq, int):
+                    return seq
+            if len(page) < READ_PAGE:
+                return 0
+            before = page[-1].seq
+
+    async def interrupt_turn(self, team_id: str) -> bool:
+        """Cancel the team's turn in progress, if any, and wait until it has unwound (a team
+        removed mid-turn must not have its turn's end set its status again). True when a
+        turn was interrupted."""
+        running = self._running.get(team_id)
+        if running is None:
+            return False
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        return True
 
     # -- dispatch ---------------------------------------------------------------------------
     async def _eligible(self, team: Team) -> bool:
@@ -356,6 +434,7 @@ class Scheduler:
                 if deadline is not None and loop.time() >= deadline:
                     reason = "time limit reached"
                     break
+                await self.answer_resume_requests()
                 # asked before the teams are looked at: once `busy` says no, the news it was
                 # waiting for is already on the board, so a team it is for is woken below
                 waiting = busy is not None and not self._running and await busy()
@@ -447,7 +526,7 @@ class Scheduler:
             if exc.reason.startswith("the run"):
                 self.stopped_reason = f"budget: {exc.reason}"
         except ProviderPaused as exc:
-            outcome, detail = "paused", f"provider {exc.provider} paused: {exc.reason}"
+            outcome, detail = "paused", f"{PAUSED_FOR % exc.provider}: {exc.reason}"
         except TimeoutError:
             detail = f"turn timed out after {self.config.turn_timeout_seconds:g} s"
             await self.lab.events.append(self.run_id, TeamTurnTimeout(), team=team.id)
@@ -465,7 +544,7 @@ class Scheduler:
                     self.run_id,
                     ProviderPausedEvent(provider=provider, kind=error.kind, reason=error.message),
                 )
-                outcome, detail = "paused", f"provider {provider} paused: {error.message}"
+                outcome, detail = "paused", f"{PAUSED_FOR % provider}: {error.message}"
             else:
                 delay = self._record_failure(team.id)
                 detail = f"turn failed ({error.kind}): {error.message}; retry in {delay:g} s"

@@ -1,5 +1,5 @@
-"""Controls the dashboard drives: the run controller (start, pause, resume, add and remove teams)
-and the Judger's controls (settings, approve, reject).
+"""Controls the dashboard drives: the run controller (start, pause, resume, add and remove teams,
+resume a paused provider) and the Judger's controls (settings, approve, reject).
 
 `RunController` is the dashboard's adapter over `app.RunSession`: it owns one `LabRuntime` in
 the server process, opened on first use (the agent stack is heavy; a server that only shows
@@ -16,6 +16,7 @@ import logging
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, Protocol
 
+from justkernel.a2a.board import LabBoard
 from justkernel.core.events.runs import TeamExited
 from justkernel.lab import Lab
 from justkernel.settings.config import ConfigError
@@ -46,8 +47,11 @@ class JudgerControls(Protocol):
 
 
 class RunController:
-    def __init__(self, lab: Lab) -> None:
+    def __init__(self, lab: Lab, board: LabBoard) -> None:
+        """`board` is the server's one board (`app.lab_board`), shared with its A2A endpoint:
+        every run this controller drives posts through it."""
         self.lab = lab
+        self.board = board
         self._stack: AsyncExitStack | None = None
         self._runtime: LabRuntime | None = None
         self._slots: int | None = None
@@ -68,7 +72,7 @@ class RunController:
         stack = AsyncExitStack()
         try:
             runtime = await stack.enter_async_context(
-                open_runtime(self.lab.settings, slots=slots, lab=self.lab)
+                open_runtime(self.lab.settings, slots=slots, lab=self.lab, board=self.board)
             )
         except (ConfigError, OSError, ValueError) as exc:  # hosts.toml, models, a port...
             await stack.aclose()
@@ -220,13 +224,23 @@ class RunController:
             team = await scheduler.registry.get(run_id, team_id)
             if team.status == "exited":
                 raise Conflict(f"team {team_id} has already exited")
-            running = getattr(scheduler, "_running", {}).get(team_id)
-            if running is not None:  # interrupt its turn first, or its end would un-exit it
-                running.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await running
+            await scheduler.interrupt_turn(team_id)  # first, or the turn's end would un-exit it
             await scheduler.registry.set_status(run_id, team_id, "exited", REMOVED_REASON)
             await self.lab.events.append(run_id, TeamExited(reason=REMOVED_REASON), team=team_id)
+
+    async def resume_provider(self, run_id: str, provider: str) -> list[str]:
+        """After a person fixed the provider's key or balance: dispatch to it starts again and
+        the teams paused for it are idle (on the driven run's own scheduler, so its next pass
+        dispatches them; on a run not driven, they take turns when it is resumed). Returns
+        the resumed teams; Conflict when nothing in the run is paused for the provider."""
+        from justkernel.scheduler.scheduler import ProviderNotPaused
+
+        async with self._lock:
+            scheduler = await self._scheduler(run_id)
+            try:
+                return await scheduler.resume_provider(provider)
+            except ProviderNotPaused as exc:
+                raise Conflict(str(exc)) from None
 
     async def close(self) -> None:
         active = self._session

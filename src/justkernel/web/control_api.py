@@ -1,6 +1,6 @@
-"""Endpoints that change what runs: task settings, start, pause, resume, teams, Judger
-approvals and the demo switch. Each one is a thin call into `RunController`,
-`JudgerControls` or `DemoPlayer`; none of them touches a team's internals."""
+"""Endpoints that change what runs: task settings, start, pause, resume, teams, a paused
+provider's resume, Judger approvals and the demo switch. Each one is a thin call into
+`RunController`, `JudgerControls` or `DemoPlayer`; none of them touches a team's internals."""
 
 from __future__ import annotations
 
@@ -96,6 +96,13 @@ async def remove_team(request: Request) -> Response:
     return JSONResponse({"removed": request.path_params["team_id"]})
 
 
+async def resume_provider(request: Request) -> Response:
+    controller = _controller(request)
+    run_id, provider = request.path_params["run_id"], request.path_params["provider"]
+    teams = await controller.resume_provider(run_id, provider)
+    return JSONResponse({"provider": provider, "resumed_teams": teams})
+
+
 async def decide(request: Request) -> Response:
     refuse_in_demo(request)
     controls = request.app.state.judger
@@ -135,6 +142,7 @@ routes = [
     Route("/api/runs/{run_id}/resume", resume_run, methods=["POST"]),
     Route("/api/runs/{run_id}/teams", add_team, methods=["POST"]),
     Route("/api/runs/{run_id}/teams/{team_id}", remove_team, methods=["DELETE"]),
+    Route("/api/runs/{run_id}/providers/{provider}/resume", resume_provider, methods=["POST"]),
     Route("/api/runs/{run_id}/candidates/{candidate_id}/{action}", decide, methods=["POST"]),
     Route("/api/demo/start", start_demo, methods=["POST"]),
 ]

@@ -14,6 +14,7 @@ from typing import Literal
 import uvicorn
 
 from justkernel.a2a.endpoint import open_a2a
+from justkernel.app.runtime import lab_board
 from justkernel.lab import open_lab
 from justkernel.settings.config import Settings
 from justkernel.settings.redaction import install_log_redaction
@@ -114,7 +115,8 @@ async def serve(
         if demo is not None or demo_bundle_path().is_file()
         else None
     )
-    controller = None if demo == "only" else RunController(lab)
+    board = lab_board(lab)  # one per process: the runs' teams and A2A teams share it
+    controller = None if demo == "only" else RunController(lab, board)
     try:
         async with contextlib.AsyncExitStack() as stack:
             sock = sock or bind_socket(settings.host, settings.port)
@@ -123,7 +125,7 @@ async def serve(
             a2a = None
             if controller is not None:  # outside agents join as teams over A2A (not the demo)
                 a2a = await stack.enter_async_context(
-                    open_a2a(lab, controller.evaluator, origin=served.origin)
+                    open_a2a(lab, controller.evaluator, origin=served.origin, board=board)
                 )
             app = create_app(
                 lab,

@@ -1,5 +1,6 @@
 // Task settings (single main team or multi-team, the model per team and per member, limits),
-// start / pause / resume, and the teams of the selected run (add, remove).
+// start / pause / resume, and the teams of the selected run (add, remove; resume a provider
+// paused for auth or balance once its key or balance is fixed).
 import * as api from "../api.js";
 import { h } from "../dom.js";
 import { t } from "../i18n.js";
@@ -115,6 +116,22 @@ function runControls(status, reload) {
   return box;
 }
 
+// The providers the run's scheduler stopped dispatching to (auth, balance), each with the one
+// action that starts it again and idles the teams paused for it.
+function pausedProviders(run, f, reload) {
+  const paused = Object.entries(state.view.paused_providers || {});
+  if (!paused.length) return [];
+  return [h("ul", { class: "paused-providers", id: "paused-providers" }, paused.map(([provider, reason]) =>
+    h("li", { dataset: { provider } },
+      h("strong", { text: `${t("provider_paused")}: ${provider}` }),
+      h("span", { class: "small muted", text: reason ? ` ${reason}` : "" }), " ",
+      h("button", { type: "button", class: "resume-provider", text: t("resume_provider"), onclick: async () => {
+        const path = `/providers/${encodeURIComponent(provider)}/resume`;
+        await submit(f, () => api.send("POST", api.runUrl(run.id, path)));
+        await reload();
+      } }))))];
+}
+
 function runTeams(presets, reload) {
   const run = state.run;
   const box = h("div", { id: "run-teams-body" });
@@ -138,7 +155,7 @@ function runTeams(presets, reload) {
       await submit(f, () => api.send("DELETE", api.runUrl(run.id, `/teams/${encodeURIComponent(team.id)}`)));
       await reload();
     } })));
-  box.append(h("ul", { class: "team-list" }, rows), f);
+  box.append(...pausedProviders(run, f, reload), h("ul", { class: "team-list" }, rows), f);
   return box;
 }
 

@@ -124,6 +124,11 @@ class TeamExited(_TeamArea):
     reason: str | None = described("")
 
 
+# how a team's `team.paused` reason (and its stored status reason) names the provider it waits
+# for: "provider openai_compatible paused: <the classified error>"
+PAUSED_FOR = "provider %s paused"
+
+
 class ProviderPaused(_RunArea):
     """Dispatch to a model provider stopped until it is fixed."""
 
@@ -133,11 +138,25 @@ class ProviderPaused(_RunArea):
     reason: str | None = described("the classified provider error")
 
 
+class ProviderResumeRequested(_RunArea):
+    """A person asked, from another process (`justkernel resume-provider`), to resume a paused
+    provider; the scheduler driving the run answers on its next dispatch pass (or, when no
+    process drives the run, when it is next driven) with `provider.resumed`."""
+
+    KIND: ClassVar[str] = "provider.resume_requested"
+    provider: str | None = described("the provider to resume")
+    by: str | None = described('who asked: "cli"')
+
+
 class ProviderResumed(_RunArea):
     """Dispatch to a paused provider started again."""
 
     KIND: ClassVar[str] = "provider.resumed"
     provider: str | None = described("")
+    request_seq: int | None = described(
+        "the seq of the `provider.resume_requested` this answers; absent when resumed directly"
+    )
+    teams: list[str] | None = described("the teams that were paused for it, resumed with it")
 
 
 class WatchdogNudge(_TeamArea):
