@@ -14,7 +14,7 @@ import asyncssh
 from justkernel.settings.secrets import Secret
 from justkernel.workers.executor import HostUnavailable
 from justkernel.workers.hosts import HostConfig, tcp_reachable
-from justkernel.workers.ssh.bundle import worker_command
+from justkernel.workers.ssh.code_bundle import worker_command
 from justkernel.workers.ssh.transport import MiB, connect
 
 NOT_PROBED = "not probed"

@@ -44,7 +44,7 @@ from justkernel.workers.executor import (
 from justkernel.workers.hosts import HostConfig
 from justkernel.workers.job_files import store_logs, tree_entries
 from justkernel.workers.leases import LateReceipts, LeaseTable
-from justkernel.workers.ssh.bundle import worker_command
+from justkernel.workers.ssh.code_bundle import worker_command
 from justkernel.workers.ssh.session import RemoteSession, SessionError, SessionLost
 from justkernel.workers.ssh.transport import (
     MiB,
