@@ -3,6 +3,7 @@ object; a unit that reads a team file outside its key's scope is never stored.""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,19 @@ def test_a_unit_reading_outside_its_scope_is_not_cacheable() -> None:
     assert not reads_only(ii + '# 1 "/proc/self/cwd/op_kernel/k.h" 1\n', host)
     assert not reads_only(ii + '# 1 "CMakeLists.txt" 1\n', host)
     assert reads_only(ii + '# 1 "op_kernel/k.h" 1\n', ("op_host", "op_kernel"))
+
+
+def test_the_least_recently_used_units_are_evicted(tmp_path: Path) -> None:
+    cache = ObjectCache(tmp_path / "objects", "v")
+    step = tmp_path / "step"
+    step.mkdir()
+    (step / "host.o").write_bytes(b"\x7fELF object")
+    (step / "host.ii").write_text('# 1 "op_host/x.cpp"\nint x;\n')
+    for i, key in enumerate(("a", "b", "c")):
+        assert cache.store(key, step, "host.o", "host.ii")
+        os.utime(cache.folder / key, (1000 + i, 1000 + i))
+    assert cache.fetch("a", tmp_path / "hit", "host.o", "host.ii")  # a is now the newest
+    assert (tmp_path / "hit" / "host.ii").read_text() == (step / "host.ii").read_text()
+    cache.evict(keep=2)
+    assert sorted(p.name for p in cache.folder.iterdir()) == ["a", "c"]
+    assert not cache.fetch("b", tmp_path / "miss", "host.o", "host.ii")

@@ -11,16 +11,22 @@ The cache holds the object and its preprocessed unit (.ii), and a hit copies bot
 step's folder: everything after the compile (the preprocessed-line scan, the object checks,
 the link) runs on the copy exactly as on a fresh compile, and the sandbox never sees the cache.
 Entries are written to a scratch folder and renamed into place, so readers never see half one.
+The .ii is kept gzip-compressed (a kernel's is ~1.3 MB of text, ~170 KB packed) and the cache
+keeps the MAX_ENTRIES most recently used units (a hit touches its entry), so a long contest does
+not fill the disk: about 0.4 MB a unit.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import hashlib
 import os
 import posixpath
 import re
 import shutil
 import tempfile
+import zlib
 from pathlib import Path
 
 # team folders each unit may read; a kernel includes the host's tiling header
@@ -28,6 +34,7 @@ SCOPES = {"host": ("op_host",), "kernel": ("op_host", "op_kernel")}
 SRC_MOUNT = "/sandbox/src/"
 # absolute include paths that are not team files (the library mount and the system headers)
 _TRUSTED = ("/sandbox/lib/include/", "/usr/include/", "/usr/lib/gcc/", "/usr/local/include/")
+MAX_ENTRIES = 400
 _MARKER = re.compile(r'^# \d+ "([^"]*)"', re.MULTILINE)
 
 
@@ -82,13 +89,18 @@ class ObjectCache:
     def fetch(self, key: str, dest: Path, output: str, preprocessed: str) -> bool:
         """Copy a stored unit into `dest` (the step's folder); False when there is none."""
         entry = self.folder / key
-        obj, ii = entry / output, entry / preprocessed
-        if not (obj.is_file() and ii.is_file()):
+        try:
+            packed = (entry / f"{preprocessed}.gz").read_bytes()
+            obj = (entry / output).read_bytes()
+            text = gzip.decompress(packed)
+        except (OSError, EOFError, zlib.error):  # none, or evicted under our feet
             return False
         os.makedirs(dest, mode=0o755, exist_ok=True)
         os.chmod(dest, 0o755)
-        shutil.copyfile(obj, dest / output)
-        shutil.copyfile(ii, dest / preprocessed)
+        (dest / output).write_bytes(obj)
+        (dest / preprocessed).write_bytes(text)
+        with contextlib.suppress(OSError):
+            os.utime(entry)  # most recently used
         return True
 
     def store(self, key: str, step_dir: Path, output: str, preprocessed: str) -> bool:
@@ -103,7 +115,8 @@ class ObjectCache:
         scratch = Path(tempfile.mkdtemp(prefix=".unit-", dir=self.folder))
         try:
             shutil.copyfile(obj, scratch / output)
-            shutil.copyfile(ii, scratch / preprocessed)
+            packed = gzip.compress(ii.read_bytes(), compresslevel=6, mtime=0)
+            (scratch / f"{preprocessed}.gz").write_bytes(packed)
             os.chmod(scratch, 0o755)
             try:
                 os.rename(scratch, entry)
@@ -111,4 +124,19 @@ class ObjectCache:
                 return entry.is_dir()
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        self.evict()
         return True
+
+    def evict(self, keep: int = MAX_ENTRIES) -> None:
+        """Drop the least recently used entries beyond `keep`."""
+        entries = []
+        for path in self.folder.iterdir():
+            if path.name.startswith("."):
+                continue
+            try:
+                entries.append((path.stat().st_mtime, path))
+            except OSError:
+                continue
+        entries.sort(reverse=True)
+        for _, path in entries[keep:]:
+            shutil.rmtree(path, ignore_errors=True)
