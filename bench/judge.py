@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from justkernel.evaluation.judge_paths import read_server_info
 from justkernel.evaluation.local_client import local_judge_client
+from justkernel.evaluation.local_judge_files import read_server_info
 from justkernel.evaluation.protocol import CandidateBundle, OfficialResult
 from justkernel.operators import load_operator
 

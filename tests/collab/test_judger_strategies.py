@@ -16,8 +16,8 @@ import pytest
 
 from justkernel.app import LabRuntime
 from justkernel.core.receipts import Receipt
-from justkernel.evaluation.judge_public import ERROR_BUCKETS
 from justkernel.evaluation.official_client import HttpJudgeClient
+from justkernel.judge.public import ERROR_BUCKETS
 from justkernel.judger.approvals import DecisionRefused, decide
 from justkernel.judger.judger import Judger
 from justkernel.judger.session import PresetReviews

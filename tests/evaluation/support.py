@@ -29,10 +29,10 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from justkernel.evaluation.hidden_cases import load_or_create_hidden_cases
-from justkernel.evaluation.judge_paths import JudgeFolder
-from justkernel.evaluation.judge_server import JudgeConfig, create_judge_app
 from justkernel.evaluation.protocol import CandidateBundle
+from justkernel.judge.hidden_cases import load_or_create_hidden_cases
+from justkernel.judge.paths import JudgeFolder
+from justkernel.judge.server import JudgeConfig, create_judge_app
 from justkernel.operators import load_operator
 from justkernel.web.server import bind_socket
 from tests.workers.test_evaluator_shared import shared_root

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from justkernel.core.receipts import Status
-from justkernel.evaluation.hidden_cases import (
+from justkernel.evaluation.local_client import local_judge_client
+from justkernel.evaluation.protocol import CandidateBundle, OfficialResult, SubmissionStatus
+from justkernel.judge.hidden_cases import (
     CASES_FILE,
     HIDDEN_TABLE,
     MAX_POINT_ELEMENTS,
@@ -19,8 +21,6 @@ from justkernel.evaluation.hidden_cases import (
     local_extents,
     point_ids,
 )
-from justkernel.evaluation.local_client import local_judge_client
-from justkernel.evaluation.protocol import CandidateBundle, OfficialResult, SubmissionStatus
 from justkernel.operators import CaseSpec, load_case_file, load_operator, local_cases
 from tests.evaluation.support import (
     RunningJudge,

@@ -15,9 +15,9 @@ import pytest
 
 from justkernel.agents.backend import WorkspaceBackend
 from justkernel.core.receipts import JobKind, Status
-from justkernel.evaluation.hidden_cases import CASES_FILE, SEED_FILE, load_or_create_hidden_cases
-from justkernel.evaluation.judge_eval import JudgeEvaluation
-from justkernel.evaluation.judge_paths import JudgeFolder, JudgeFolderError
+from justkernel.judge.eval import JudgeEvaluation
+from justkernel.judge.hidden_cases import CASES_FILE, SEED_FILE, load_or_create_hidden_cases
+from justkernel.judge.paths import JudgeFolder, JudgeFolderError
 from justkernel.operators import CaseSpec, load_operator
 from justkernel.settings.config import Settings
 from justkernel.teams.workspace import TeamWorkspace, WorkspaceError

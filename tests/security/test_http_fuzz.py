@@ -51,9 +51,9 @@ from starlette.applications import Starlette
 from justkernel.a2a.endpoint import open_a2a
 from justkernel.a2a.external import join_external
 from justkernel.app import lab_board
-from justkernel.evaluation.judge_paths import JudgeFolder
-from justkernel.evaluation.judge_server import JudgeConfig, create_judge_app
 from justkernel.events.run_export import export_run
+from justkernel.judge.paths import JudgeFolder
+from justkernel.judge.server import JudgeConfig, create_judge_app
 from justkernel.lab import Lab, open_lab
 from justkernel.settings.config import Settings
 from justkernel.web.app import create_app

@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from justkernel.evaluation.hidden_cases import CASES_FILE, HIDDEN_TABLE
-from justkernel.evaluation.judge_public import Publisher
-from justkernel.evaluation.judge_store import JudgeStore
 from justkernel.evaluation.local_client import local_judge_client
 from justkernel.evaluation.protocol import CandidateBundle, OfficialResult, SubmissionStatus
+from justkernel.judge.hidden_cases import CASES_FILE, HIDDEN_TABLE
+from justkernel.judge.public import Publisher
+from justkernel.judge.store import JudgeStore
 from justkernel.judger.feedback import point_feedback
 from justkernel.operators import load_case_file, load_operator
 from tests.evaluation.support import RunningJudge, new_judge_dir, project, running_judge

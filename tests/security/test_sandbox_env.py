@@ -19,7 +19,7 @@ import pytest
 
 from justkernel.core.receipts import JobKind, Receipt, Status
 from justkernel.evaluation.connect import connect_judge
-from justkernel.evaluation.judge_paths import read_server_info
+from justkernel.evaluation.local_judge_files import read_server_info
 from justkernel.settings.config import Settings
 from justkernel.settings.secrets import SecretsStore
 from justkernel.toolchains import CpuLimits

@@ -47,8 +47,8 @@ def judge_server_command(
     """Run the local judge: official API shape, hidden points, daily quota."""
     import uvicorn
 
-    from justkernel.evaluation.judge_paths import JudgeFolder, JudgeFolderError
-    from justkernel.evaluation.judge_server import JudgeConfig, create_judge_app
+    from justkernel.judge.paths import JudgeFolder, JudgeFolderError
+    from justkernel.judge.server import JudgeConfig, create_judge_app
     from justkernel.web.server import bind_socket, is_loopback
 
     if not is_loopback(host) and not allow_remote:

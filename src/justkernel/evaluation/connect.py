@@ -26,8 +26,8 @@ from pathlib import Path
 import httpx
 
 import justkernel
-from justkernel.evaluation.judge_paths import read_server_info
 from justkernel.evaluation.local_client import local_judge_client
+from justkernel.evaluation.local_judge_files import read_server_info
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
 from justkernel.evaluation.protocol import EvaluationClient
 from justkernel.settings.config import ConfigError, Settings

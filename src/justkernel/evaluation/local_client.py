@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from justkernel.evaluation.judge_paths import TOKEN_FILE, read_server_info
+from justkernel.evaluation.local_judge_files import TOKEN_FILE, read_server_info
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
 from justkernel.evaluation.protocol import JudgeUnavailable
 

@@ -4,7 +4,7 @@
       hidden_seed              0600  the secret seed of the hidden points
       hidden_cases.toml        0600  the 15 points drawn from it
       token                    0600  the login token
-      feedback_key             0600  keys the noise on published times (judge_public.py)
+      feedback_key             0600  keys the noise on published times (public.py)
       judge.db                 0600  submissions, results, best time per point
       server.json              0600  URL and pid of the running judge (for the local client)
       work_name                0600  the unguessable name of the evaluation folder
@@ -26,11 +26,10 @@ import secrets
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-TOKEN_FILE = "token"
+from justkernel.evaluation.local_judge_files import SERVER_FILE, TOKEN_FILE
+
 DB_FILE = "judge.db"
-SERVER_FILE = "server.json"
 WORK_NAME_FILE = "work_name"
 FEEDBACK_KEY_FILE = "feedback_key"
 
@@ -133,12 +132,3 @@ class JudgeFolder:
 
     def clear_server_info(self) -> None:
         (self.root / SERVER_FILE).unlink(missing_ok=True)
-
-
-def read_server_info(root: Path) -> dict[str, Any] | None:
-    """URL and pid of the judge last started on `root`, or None when none is running."""
-    try:
-        info = json.loads((Path(root) / SERVER_FILE).read_text())
-    except (OSError, ValueError):
-        return None
-    return info if isinstance(info, dict) and "url" in info else None

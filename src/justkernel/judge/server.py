@@ -13,7 +13,7 @@ a valid bearer, 429 `rate_limited` (Retry-After) beyond the per-account submissi
 per-address request rate, 429 `quota_exceeded` once the day's quota (00:00 Asia/Shanghai) is
 used, 400 `bad_bundle` for a refused upload. Responses name points by id only; shapes and
 inputs stay in the judge folder, and results are published coarsely (pass/fail, error buckets,
-noised rounded times: judge_public.py) so feedback cannot rebuild the points. Full reference:
+noised rounded times: public.py) so feedback cannot rebuild the points. Full reference:
 docs/judge-api.md.
 """
 
@@ -36,15 +36,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from justkernel.evaluation.hidden_cases import load_or_create_hidden_cases
-from justkernel.evaluation.judge_eval import TIME_SOURCE, JudgeEvaluation
-from justkernel.evaluation.judge_limits import SlidingWindow, next_reset, quota_day, utc_now
-from justkernel.evaluation.judge_paths import JudgeFolder
-from justkernel.evaluation.judge_public import Publisher
-from justkernel.evaluation.judge_runner import JudgeRunner
-from justkernel.evaluation.judge_store import JudgeStore, StoredSubmission
 from justkernel.evaluation.submission_files import BundleError, BundleLimits, decode_bundle
 from justkernel.jsonsafe import loads_bounded
+from justkernel.judge.eval import TIME_SOURCE, JudgeEvaluation
+from justkernel.judge.hidden_cases import load_or_create_hidden_cases
+from justkernel.judge.limits import SlidingWindow, next_reset, quota_day, utc_now
+from justkernel.judge.paths import JudgeFolder
+from justkernel.judge.public import Publisher
+from justkernel.judge.runner import JudgeRunner
+from justkernel.judge.store import JudgeStore, StoredSubmission
 from justkernel.operators import load_operator
 
 ACCOUNT = "default"  # one login token, one account (the lab's), as on the contest site

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from justkernel.evaluation.judge_paths import write_private
+from justkernel.judge.paths import write_private
 from justkernel.operators import CaseSpec, OperatorDefinition, load_case_file, local_cases
 
 HIDDEN_TABLE = "hidden"

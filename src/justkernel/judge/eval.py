@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from justkernel.core.receipts import CaseResult, CycleResult, Receipt, Status
-from justkernel.evaluation.judge_paths import JudgeFolder
+from justkernel.judge.paths import JudgeFolder
 from justkernel.operators import CaseSpec, OperatorDefinition
 from justkernel.settings.config import Settings
 from justkernel.store.blobs import BlobStore

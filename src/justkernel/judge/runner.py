@@ -14,9 +14,9 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-from justkernel.evaluation.judge_eval import JudgeEvaluation
-from justkernel.evaluation.judge_public import Publisher
-from justkernel.evaluation.judge_store import JudgeStore
+from justkernel.judge.eval import JudgeEvaluation
+from justkernel.judge.public import Publisher
+from justkernel.judge.store import JudgeStore
 
 log = logging.getLogger("justkernel.judge")
 

@@ -4,7 +4,7 @@ Kept apart from the lab's database on purpose: the judge is another service with
 folder. Submissions keep their files (the evidence of what was judged), so a queued or
 interrupted submission survives a restart (`requeue_interrupted`) and is evaluated then. The
 best time of a point is updated in the transaction that stores a result: they never disagree.
-A result is kept exact (for the judge's operator); clients get `judge_public.Publisher`'s view
+A result is kept exact (for the judge's operator); clients get `public.Publisher`'s view
 of it, whose best times are the best published ones (`public_best_times`), never exact ones.
 """
 
