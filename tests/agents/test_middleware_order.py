@@ -24,11 +24,11 @@ from justkernel.agents.harness import team_middleware
 from justkernel.agents.middleware import Governance, Seat, TeamPaused, TeamSignals
 from justkernel.agents.middleware.events import SourceTracker
 from justkernel.agents.tools import TeamContext
-from justkernel.lab import Lab, open_lab
-from justkernel.operators import load_operator
 from justkernel.governance.budget import BudgetCaps, BudgetGovernor
 from justkernel.governance.limits import ModelCallLimiter, ProviderPaused
 from justkernel.governance.watchdog import Watchdog, WatchdogLimits
+from justkernel.lab import Lab, open_lab
+from justkernel.operators import load_operator
 from justkernel.settings import Settings
 from justkernel.settings.models import ModelPreset
 from justkernel.store.candidates import CandidateStore

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from justkernel.core.records.base import Record
 from justkernel.core.statuses import CandidateStatus
 from justkernel.lab import Lab
 from justkernel.store.experiments import ExperimentBook
-from justkernel.store.records import Record
 from justkernel.store.teams import TeamRegistry
 
 

@@ -21,6 +21,7 @@ from typing import BinaryIO
 
 from sqlalchemy import insert
 
+from justkernel.core.records.runs import Run, imported_provenance
 from justkernel.events.model import Event
 from justkernel.events.run_archive import (
     EVENTS_NAME,
@@ -43,7 +44,7 @@ from justkernel.events.run_archive_check import (
 )
 from justkernel.events.run_export import SecretScanner
 from justkernel.store.blobs import BlobStore
-from justkernel.store.runs import Run, imported_provenance, new_run_id, utc_now_iso
+from justkernel.store.runs import new_run_id, utc_now_iso
 from justkernel.store.schema import events as events_table
 from justkernel.store.schema import runs as runs_table
 

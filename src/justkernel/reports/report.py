@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from justkernel.core.events.agents import SourceChanged
+from justkernel.core.records.runs import provenance
 from justkernel.lab import Lab
 from justkernel.reports.document import (
     Banner,
@@ -31,7 +32,6 @@ from justkernel.reports.fold import RunState, fold_into
 from justkernel.reports.svg import cycles_plot
 from justkernel.reports.team_state import TeamState
 from justkernel.store import Run
-from justkernel.store.runs import provenance
 from justkernel.teams.git import GitError, git_dir_of, run_git
 
 BEST_SHOWN = 3

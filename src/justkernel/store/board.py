@@ -7,46 +7,13 @@ reached the agent. Who may receive what, rate limits, events and crash points ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar
-
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from justkernel.core.records.board import BoardMessage, Delivery
 from justkernel.store.database import Database, where_given
-from justkernel.store.records import Record
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import board_messages, deliveries
-
-
-@dataclass(frozen=True)
-class BoardMessage(Record):
-    # what an agent reads: the payload's fields beside the envelope's
-    PUBLIC: ClassVar = {
-        "id": "message_id",
-        "sender": "from",
-        "sender_message_id": None,
-        "recipient": "to",
-    }
-    SPREAD: ClassVar = "payload"
-
-    id: str
-    sender: str  # a team id, "judger" or "lab"
-    sender_message_id: str
-    recipient: str  # a team id or "all"
-    type: str
-    payload: dict[str, Any]
-    created_at: str
-
-
-@dataclass(frozen=True)
-class Delivery(Record):
-    """A delivery handed to a tool call: its message, and the call (None once pending)."""
-
-    message_id: str
-    delivered_by: str | None
-    type: str = ""
-
 
 _PENDING = deliveries.c.status == "pending"
 _DELIVERED = deliveries.c.status == "delivered"

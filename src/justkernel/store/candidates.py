@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from justkernel.core.events import EventPayload
 from justkernel.core.events.collab import CandidateFrozen
+from justkernel.core.records.candidates import Candidate
 from justkernel.core.relpath import relpath_problem
 from justkernel.core.statuses import CandidateStatus
 from justkernel.store.blobs import BlobStore
 from justkernel.store.database import Database, where_given
-from justkernel.store.records import Record
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import candidates
 
@@ -52,24 +51,6 @@ class FrozenReceipt(Protocol):
 
     @property
     def status(self) -> str: ...
-
-
-@dataclass(frozen=True)
-class Candidate(Record):
-    PUBLIC: ClassVar = {"run_id": None, "id": "candidate_id", "team_id": "team"}
-
-    run_id: str
-    id: str
-    team_id: str
-    source_sha256: str
-    archive_blob: str
-    commit: str | None
-    receipt_key: str
-    cycles_sum: int | None
-    local_passed: bool
-    status: CandidateStatus
-    review: dict[str, Any] | None
-    created_at: str
 
 
 def pack_files(files: dict[str, bytes]) -> bytes:

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection, Row
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.sql import ColumnElement, Executable, Select
 
-from justkernel.store.records import Record
+from justkernel.core.records.base import Record
 
 R = TypeVar("R", bound=Record)
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"

@@ -7,31 +7,14 @@ Recording is idempotent per tool call, so a tool call re-run after a crash does 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from sqlalchemy import func, insert, select, update
 
+from justkernel.core.records.experiments import Experiment
 from justkernel.store.database import Database, where_given
-from justkernel.store.records import Record
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import experiments
-
-
-@dataclass(frozen=True)
-class Experiment(Record):
-    PUBLIC: ClassVar = {"run_id": None, "team_id": None}
-
-    run_id: str
-    team_id: str
-    number: int
-    plan: dict[str, Any]
-    status: str
-    commit: str | None
-    tree_sha256: str | None
-    receipt_key: str | None
-    cycles_sum: int | None
-    created_at: str
 
 
 class ExperimentBook:

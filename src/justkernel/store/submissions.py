@@ -11,39 +11,16 @@ unique constraint), and the daily quota counts a backend's rows of the day over 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from sqlalchemy import and_, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from justkernel.core.records.submissions import Submission
 from justkernel.core.statuses import SubmissionStatus
 from justkernel.store.database import Database, where_given
-from justkernel.store.records import Record
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import candidates, submissions
-
-
-@dataclass(frozen=True)
-class Submission(Record):
-    """One row: while `submitting`, `id` is the lab's placeholder; once the judge answered,
-    the judge's own submission id."""
-
-    PUBLIC: ClassVar = {"run_id": None, "idempotency_key": None}
-
-    id: str
-    run_id: str
-    candidate_id: str
-    team_id: str
-    source_sha256: str
-    backend: str
-    day: str
-    status: SubmissionStatus
-    result: dict[str, Any] | None
-    submitted_at: str
-    finished_at: str | None = None
-    # None only for rows reserved before keys were stored: those cannot be re-sent safely
-    idempotency_key: str | None = None
 
 
 class SubmissionStore:

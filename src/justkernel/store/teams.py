@@ -6,19 +6,17 @@ A team that exits keeps its row, workspace and history; it only stops being disp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any
 
 from sqlalchemy import func, insert, select, update
 
+from justkernel.core.records.teams import Team, TeamStatus
 from justkernel.store.database import Database
-from justkernel.store.records import Record
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import teams
 
 MAX_TEAMS = 100
-TeamStatus = Literal["idle", "running", "paused", "done", "exited"]
 
 
 class TeamLimitReached(ValueError):
@@ -27,23 +25,6 @@ class TeamLimitReached(ValueError):
 
 class UnknownTeam(LookupError):
     """No team with that id in that run."""
-
-
-@dataclass(frozen=True)
-class Team(Record):
-    PUBLIC: ClassVar = {"workspace": None}  # a host path: never shown
-
-    run_id: str
-    id: str
-    number: int
-    display_name: str
-    model_preset: str
-    status: TeamStatus
-    status_reason: str | None
-    workspace: Path
-    created_at: str
-    exited_at: str | None
-    config: dict[str, Any] = field(default_factory=dict)
 
 
 class TeamRegistry:

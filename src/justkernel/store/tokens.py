@@ -9,29 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from dataclasses import dataclass
 
 from sqlalchemy import Update, insert, select, update
 
+from justkernel.core.records.tokens import TeamIdentity
 from justkernel.store.database import Database
-from justkernel.store.records import Record
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import a2a_tokens
 
 TOKEN_PREFIX = "jka2a_"  # recognisable in a secret scanner, and never a valid lab API token
-
-
-@dataclass(frozen=True)
-class TeamIdentity(Record):
-    """Who a request speaks for: one team of one run."""
-
-    run_id: str
-    team_id: str
-
-    @property
-    def owner(self) -> str:
-        """The A2A task owner: tasks are scoped to this string."""
-        return f"{self.run_id}/{self.team_id}"
 
 
 def token_digest(token: str) -> str:
