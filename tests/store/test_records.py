@@ -1,4 +1,4 @@
-"""The one row mapping (store/records.py): a record read back from a real row has the types
+"""The one row mapping (core/records/base.py): a record read back from a real row has the types
 its fields declare (a path, a bool, a JSON object, a status enum) on SQLite and PostgreSQL, and
 shows itself under its outside names."""
 

@@ -96,6 +96,3 @@ class LateReceipts:
         self.folder.mkdir(parents=True, exist_ok=True)
         n = len(list(self.folder.glob(f"{receipt.job_key}.{host}.*.json")))
         write_atomic(self.folder / f"{receipt.job_key}.{host}.{n}.json", json.dumps(entry))
-
-    def for_job(self, job_key: str) -> list[dict[str, Any]]:
-        return [e for e in self.entries if e["receipt"]["job_key"] == job_key]
