@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import filecmp
 import shutil
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,10 +88,17 @@ async def run(
 
 
 def variant(name: str) -> Path:
-    """The baseline project with the variant's files laid over it."""
+    """The baseline project with the variant's edits applied: a variant is kept as the few
+    lines it changes, so it follows the baseline instead of being a stale copy of it."""
     dest = fresh_dir(f"cmg-{name}") / "project"
     shutil.copytree(PROJECT, dest)
-    shutil.copytree(VARIANTS / name, dest, dirs_exist_ok=True)
+    spec = tomllib.loads((VARIANTS / name / "kernel_edits.toml").read_text())
+    target = dest / spec["file"]
+    text = target.read_text()
+    for edit in spec["edit"]:
+        assert text.count(edit["old"]) == 1, f"{name}: an edit no longer applies to the baseline"
+        text = text.replace(edit["old"], edit["new"], 1)
+    target.write_text(text)
     return dest
 
 
