@@ -17,7 +17,7 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 def _lint(project: Path) -> subprocess.CompletedProcess[str]:
     """Run lint-imports on `project`'s own src/ with its own pyproject.toml."""
     return subprocess.run(
-        [str(LINT_IMPORTS), "--config", str(project / "pyproject.toml"), "--no-cache"],
+        [str(LINT_IMPORTS), str(project / "pyproject.toml"), "--no-cache"],
         cwd=project,
         env={"PYTHONPATH": str(project / "src"), "PATH": "/usr/bin:/bin"},
         capture_output=True,
@@ -68,3 +68,20 @@ def test_a_toolchain_importing_a_worker_breaks_the_contract(copy_of_project: Pat
     assert done.returncode != 0
     assert "BROKEN" in done.stdout
     assert "justkernel.toolchains.protocol -> justkernel.workers.cache" in done.stdout
+
+
+def test_a_cycle_between_sibling_backends_breaks_the_contract(copy_of_project: Path) -> None:
+    """Within one layer the layers contract says nothing; the acyclic contract still refuses a
+    cycle between sibling subpackages (ascendc_cpu reuses cpu's checks: cpu may not import it)."""
+    cpu_init = copy_of_project / "src/justkernel/toolchains/cpu/__init__.py"
+    original = cpu_init.read_text()
+    cpu_init.write_text(
+        original + "\nimport justkernel.toolchains.ascendc_cpu  # noqa: E402,F401\n"
+    )
+    try:
+        done = _lint(copy_of_project)
+    finally:
+        cpu_init.write_text(original)
+    assert done.returncode != 0
+    assert "No import cycle between the subpackages of any package BROKEN" in done.stdout
+    assert ".cpu -> .ascendc_cpu" in done.stdout
