@@ -28,7 +28,7 @@ from justkernel.evaluation.protocol import (
     JudgeRejected,
     JudgeUnavailable,
 )
-from tests.evaluation.support import (
+from tests.support.judge import (
     RunningJudge,
     bundle,
     new_judge_dir,

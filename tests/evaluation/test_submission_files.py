@@ -9,7 +9,7 @@ from justkernel.evaluation.protocol import CandidateBundle
 from justkernel.evaluation.submission_files import decode_bundle, encode_bundle
 from justkernel.operators import load_operator
 from justkernel.toolchains import check_tree
-from tests.evaluation.support import project
+from tests.support.judge import project
 
 
 def test_a_bundle_holds_the_editable_files_with_the_receipt_hash() -> None:

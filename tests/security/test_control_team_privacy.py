@@ -34,8 +34,8 @@ from justkernel.store.candidates import CandidateStore, pack_files
 from justkernel.store.schema import candidates
 from justkernel.store.teams import Team, TeamRegistry
 from tests.a2a.conftest import Served, send, serve_a2a, team_client
-from tests.collab.test_judger import _files
-from tests.evaluation.support import judge_in_thread, judge_token, new_judge_dir
+from tests.judger.test_judger import _files
+from tests.support.judge import judge_in_thread, judge_token, new_judge_dir
 from tests.support.labs import open_folder
 from tests.support.team_context import board_tools, team_context
 

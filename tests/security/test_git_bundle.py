@@ -14,7 +14,7 @@ import pytest
 
 from justkernel.evaluation.protocol import CandidateBundle
 from justkernel.evaluation.submission_files import encode_bundle
-from tests.evaluation.support import RunningJudge, bundle, new_judge_dir, running_judge
+from tests.support.judge import RunningJudge, bundle, new_judge_dir, running_judge
 from tests.workers.test_evaluator_shared import require_tools
 
 pytestmark = pytest.mark.timeout(300)

@@ -60,7 +60,6 @@ from justkernel.web.app import create_app
 from justkernel.web.auth import AuthState, session_cookie_name
 from justkernel.web.control import RunController
 from justkernel.web.demo import DemoPlayer
-from tests.evaluation.support import judge_token, new_judge_dir, work_root
 from tests.security.http_fuzz import (
     AUTHENTICATED,
     HOSTILE_TEXT,
@@ -83,6 +82,7 @@ from tests.security.http_fuzz import (
     send,
     zip_of,
 )
+from tests.support.judge import judge_token, new_judge_dir, work_root
 from tests.support.labs import open_folder
 from tests.support.postgres import create_database
 from tests.web.synthetic import judger_events, write_run

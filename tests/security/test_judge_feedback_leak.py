@@ -26,7 +26,7 @@ from justkernel.judge.public import Publisher
 from justkernel.judge.store import JudgeStore
 from justkernel.judger.feedback import point_feedback
 from justkernel.operators import load_case_file, load_operator
-from tests.evaluation.support import RunningJudge, new_judge_dir, project, running_judge
+from tests.support.judge import RunningJudge, new_judge_dir, project, running_judge
 from tests.workers.test_evaluator_shared import require_tools
 
 pytestmark = pytest.mark.timeout(900)

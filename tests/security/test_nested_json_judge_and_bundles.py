@@ -20,8 +20,8 @@ from justkernel.events.run_archive import EVENTS_NAME, MANIFEST_NAME, InvalidBun
 from justkernel.events.run_export import export_run
 from justkernel.events.run_import import import_bundle
 from justkernel.lab import Lab
-from tests.evaluation.support import judge_in_thread, new_judge_dir
 from tests.foundation.test_bundle import members_of, seed_run, snapshot
+from tests.support.judge import judge_in_thread, new_judge_dir
 
 DEEP = 100_000
 DEEP_LOGIN = 2_000  # past the recursion limit, inside the 4 KiB a login body may have

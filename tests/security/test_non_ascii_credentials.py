@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 
 from justkernel.web.auth import session_cookie_name
-from tests.evaluation.support import judge_in_thread, new_judge_dir
+from tests.support.judge import judge_in_thread, new_judge_dir
 from tests.support.server import running_server
 
 ODD_TOKENS = ("é", "ü💥名前", "\x7f\x80")

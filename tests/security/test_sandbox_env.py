@@ -24,7 +24,7 @@ from justkernel.settings.config import Settings
 from justkernel.settings.secrets import SecretsStore
 from justkernel.toolchains import CpuLimits
 from justkernel.toolchains.sandbox import SandboxLimits
-from tests.evaluation.support import new_judge_dir
+from tests.support.judge import new_judge_dir
 from tests.support.labs import open_folder
 from tests.workers.test_evaluator_shared import (
     SMALL_CASE,

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
-from tests.evaluation.support import bundle, judge_in_thread, judge_token, new_judge_dir
+from tests.support.judge import bundle, judge_in_thread, judge_token, new_judge_dir
 from tests.support.labs import open_folder
 
 

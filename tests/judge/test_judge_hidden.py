@@ -22,7 +22,7 @@ from justkernel.judge.hidden_cases import (
     point_ids,
 )
 from justkernel.operators import CaseSpec, load_case_file, load_operator, local_cases
-from tests.evaluation.support import (
+from tests.support.judge import (
     RunningJudge,
     bundle,
     new_judge_dir,

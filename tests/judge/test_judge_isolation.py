@@ -24,7 +24,7 @@ from justkernel.teams.workspace import TeamWorkspace, WorkspaceError
 from justkernel.toolchains import CpuToolchain
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxResult, run_sandboxed
 from justkernel.toolchains.sandbox import checked as cpu_sandbox
-from tests.evaluation.support import (
+from tests.support.judge import (
     new_judge_dir,
     template_folder,
     work_root,

@@ -13,7 +13,7 @@ import pytest
 
 from justkernel.evaluation.local_client import local_judge_client
 from justkernel.evaluation.protocol import SubmissionStatus
-from tests.evaluation.support import bundle, new_judge_dir, running_judge, start_judge
+from tests.support.judge import bundle, new_judge_dir, running_judge, start_judge
 from tests.workers.test_evaluator_shared import require_tools
 
 pytestmark = pytest.mark.timeout(420)

@@ -16,7 +16,7 @@ from justkernel.judger.review import review_candidate
 from justkernel.judger.settings import JudgerSettings
 from justkernel.paths import resources_dir
 from justkernel.store.candidates import CandidateStore
-from tests.evaluation.support import Clock
+from tests.support.judge import Clock
 
 PLAYBOOK = resources_dir() / "playbook" / "confusion_mul_grad" / "steps"
 

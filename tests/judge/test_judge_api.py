@@ -20,7 +20,7 @@ import pytest
 from justkernel.evaluation.protocol import CandidateBundle
 from justkernel.evaluation.submission_files import encode_bundle
 from justkernel.operators import load_operator
-from tests.evaluation.support import (
+from tests.support.judge import (
     Clock,
     RunningJudge,
     bundle,

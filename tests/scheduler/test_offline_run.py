@@ -96,7 +96,7 @@ def test_kill_9_mid_run_then_resume_loses_and_repeats_nothing(lab_settings: Sett
         "PYTHONUNBUFFERED": "1",
         "COLUMNS": "200",
     }
-    # the teams' crash and resume (the Judger's own restart is tests/collab/test_tournament.py)
+    # the teams' crash and resume (the Judger's own restart is tests/judger/test_tournament.py)
     argv = [sys.executable, "-m", "justkernel.cli.main", "run", "--minutes", "10", "--no-judger"]
     first = subprocess.Popen(
         [*argv, "--teams", "2", "--name", "crash test"],

@@ -17,7 +17,7 @@ from justkernel.judger.review import Review, candidate_diff, review_candidate
 from justkernel.operators import OperatorDefinition, load_operator
 from justkernel.settings.models import ModelPreset
 from justkernel.settings.secrets import SecretsStore
-from tests.collab.test_judger import _measured  # the real evaluator, as in the Judger tests
+from tests.judger.test_judger import _measured  # the real evaluator, as in the Judger tests
 from tests.support.labs import scripted_preset
 from tests.support.openai_server import Fail, OpenAIServer, Reply, Usage
 

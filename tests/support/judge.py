@@ -1,4 +1,5 @@
-"""Helpers for the judge tests (no tests here): real judge servers, project folders, bundles.
+"""Helpers for the judge tests (no tests here): real judge servers, project folders, bundles,
+and the `judge_url` fixture (a conftest re-exports it where a folder's tests need it).
 
 Every judge of a test process is a copy of one template judge folder (same secret seed, same
 hidden points, same evaluation folder), so the receipt cache is shared: the naive baseline's
@@ -27,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+import pytest
 import uvicorn
 
 from justkernel.evaluation.protocol import CandidateBundle
@@ -35,6 +37,7 @@ from justkernel.judge.paths import JudgeFolder
 from justkernel.judge.server import JudgeConfig, create_judge_app
 from justkernel.operators import load_operator
 from justkernel.web.server import bind_socket
+from tests.support.labs import open_folder
 from tests.workers.test_evaluator_shared import shared_root
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -227,3 +230,11 @@ def judge_in_thread(judge_dir: Path, **options: object) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=30)
         sock.close()
+
+
+@pytest.fixture
+def judge_url() -> Iterator[tuple[str, str]]:
+    """A real local judge (in a thread, over HTTP): its URL and login token."""
+    judge_dir = new_judge_dir(open_folder("jk-judger-"))
+    with judge_in_thread(judge_dir) as url:
+        yield url, judge_token(judge_dir)

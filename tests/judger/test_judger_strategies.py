@@ -22,9 +22,9 @@ from justkernel.judger.approvals import DecisionRefused, decide
 from justkernel.judger.judger import Judger
 from justkernel.judger.session import PresetReviews
 from justkernel.judger.settings import JudgerSettings, JudgerSettingsFile
-from tests.collab.test_judger import _client, _files, _measured
-from tests.collab.test_model_review import KEY, REJECT
-from tests.evaluation.support import KERNELS, Clock
+from tests.judger.test_judger import _client, _files, _measured
+from tests.judger.test_model_review import KEY, REJECT
+from tests.support.judge import KERNELS, Clock
 from tests.support.labs import scripted_preset
 from tests.support.openai_server import OpenAIServer, Reply
 
