@@ -65,6 +65,50 @@ def test_nan_fails_and_equal_infinities_match(definition: OperatorDefinition) ->
     assert flipped.to_dict()["max_abs_error"] is None  # inf shown as missing, never as 0
 
 
+def _reference(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float) -> tuple:
+    """The check's definition over every element in float64, without the exact-match shortcut."""
+    o, r = out.astype(np.float64).ravel(), ref.astype(np.float64).ravel()
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.abs(o - r)
+        fails = ~((np.isfinite(d) & (d <= atol + rtol * np.abs(r))) | (o == r))
+        nz = (r != 0) & ~np.isnan(d)
+        rel = d[nz] / np.abs(r[nz])
+    fd = d[~np.isnan(d)]
+    return (
+        tuple(int(i) for i in np.flatnonzero(fails)[:5]),
+        int(fails.sum()),
+        float(fd.max()) if fd.size else 0.0,
+        float(rel.max()) if rel.size else 0.0,
+        int(np.isnan(o).sum()),
+    )
+
+
+def test_exact_match_shortcut_changes_no_figure(definition: OperatorDefinition) -> None:
+    """Mostly exact outputs with NaN, infinities, signed zeros and near misses: the figures
+    equal the plain float64 definition's, in both dtypes."""
+    rng = np.random.default_rng(7)
+    for dtype in ("float32", "float16"):
+        standard = definition.precision_for(dtype)
+        golden = rng.standard_normal(50_000).astype(dtype)
+        golden[:6] = [np.inf, -np.inf, np.nan, 0.0, -0.0, 1.0]
+        out = golden.copy()
+        out[2] = np.nan  # NaN where the golden is NaN still fails
+        out[3] = -0.0
+        pick = rng.choice(50_000, 40, replace=False)
+        out[pick] += rng.uniform(-0.02, 0.02, 40).astype(dtype)
+        out[7], out[8] = np.inf, -golden[8]
+        got = compare_output("o", out, golden, standard)
+        want = _reference(out, golden, standard.atol, standard.rtol)
+        assert (
+            got.first_failures,
+            got.failures,
+            got.max_abs_error,
+            got.max_rel_error,
+            got.nan_count,
+        ) == want, dtype
+        assert got.failures > 0 and got.nan_count == 1
+
+
 def test_shape_mismatch_fails(definition: OperatorDefinition) -> None:
     f32 = definition.precision_for("float32")
     result = compare_output("o", np.zeros(3), np.zeros(4), f32)

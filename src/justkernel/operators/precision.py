@@ -85,17 +85,30 @@ def _missing(name: str, elements: int, standard: PrecisionStandard, why: str) ->
 def compare_output(
     name: str, output: np.ndarray, golden: np.ndarray, standard: PrecisionStandard
 ) -> OutputCheck:
-    """Compare one output against its golden, element by element, in float64."""
+    """Compare one output against its golden, element by element, in float64.
+
+    Elements equal to the golden in their own dtype are equal in float64 too: they cannot fail
+    and add 0 to every error figure, so only the others go through the float64 analysis (a
+    kernel output is mostly exact: one comparison pass instead of a dozen over 1M elements)."""
     if output.shape != golden.shape:
         return _missing(name, golden.size, standard, f"shape {output.shape} != {golden.shape}")
-    out = np.asarray(output, dtype=np.float64).ravel()
-    ref = np.asarray(golden, dtype=np.float64).ravel()
+    flat_out, flat_ref = np.ravel(output), np.ravel(golden)
+    elements = int(flat_ref.size)
+    if flat_out.dtype == flat_ref.dtype:
+        where = np.flatnonzero(flat_out != flat_ref)  # NaN != NaN: every NaN output is here
+        flat_out, flat_ref = flat_out[where], flat_ref[where]
+    else:
+        where = None
+    out = np.asarray(flat_out, dtype=np.float64)
+    ref = np.asarray(flat_ref, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.abs(out - ref)
         # inf - inf and -inf vs +inf must not slip through an infinite tolerance
         within = np.isfinite(diff) & (diff <= standard.atol + standard.rtol * np.abs(ref))
         fails = ~(within | (out == ref))
     failing = np.flatnonzero(fails)
+    if where is not None:
+        failing = where[failing]
     nan_count = int(np.isnan(out).sum())
     finite_diff = diff[~np.isnan(diff)]
     max_abs = float(finite_diff.max()) if finite_diff.size else 0.0
@@ -103,7 +116,6 @@ def compare_output(
     with np.errstate(invalid="ignore", over="ignore"):
         rel = diff[nonzero] / np.abs(ref[nonzero])
     max_rel = float(rel.max()) if rel.size else 0.0
-    elements = int(ref.size)
     allowed = standard.allowed_failures(elements)
     passed = failing.size <= allowed
     message = ""
