@@ -4,9 +4,10 @@ with g++ inside the sandbox, checked, then linked per dtype with the cached harn
     scan team sources ─► g++ host.o │ kernel_f32.o │ kernel_f16.o (sandboxed, at once)
       ─► preprocessed-line scan ─► object checks ─► link harness_<dt> (sandboxed) ─► exe checks
 
-g++ sees the snapshot read-only at /sandbox/src (its cwd, so paths stay relative) and the
-library read-only at /sandbox/lib/include; each step writes into a folder of its own, so the
-steps can run at the same time. The harness main comes from the library (trusted), compiled
+g++ sees the snapshot read-only at /sandbox/src (its cwd, so paths stay relative), the
+library read-only at /sandbox/lib/include and the unit's precompiled library headers at
+/sandbox/pch (`pch`); each step writes into a folder of its own, so the steps can run at the
+same time. The harness main comes from the library (trusted), compiled
 natively once per toolchain version (`HarnessMain`).
 """
 
@@ -28,6 +29,7 @@ from justkernel.core.receipts import Status
 from justkernel.operators.definition import AscendcTarget
 from justkernel.toolchains.ascendc_cpu import library, objects, source_check
 from justkernel.toolchains.ascendc_cpu.objcache import ObjectCache, reads_only, scope_of
+from justkernel.toolchains.ascendc_cpu.pch import PrecompiledHeaders
 from justkernel.toolchains.cpu.objects import executable_problems
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus
@@ -112,6 +114,7 @@ class Step:
     name: str  # host, kernel_f32, kernel_f16
     argv: tuple[str, ...]
     output: str  # file name in the step's folder
+    pch_argv: tuple[str, ...]  # the command that builds its precompiled headers
 
     @property
     def preprocessed(self) -> str:
@@ -120,11 +123,13 @@ class Step:
 
 def compile_steps(target: AscendcTarget, dtypes: Iterable[str]) -> list[Step]:
     commands = library.Commands(target)
-    steps = [Step(HOST, commands.host(f"{OUT}/host.o"), "host.o")]
+    gch = f"{OUT}/{library.PCH_HEADER}.gch"
+    steps = [Step(HOST, commands.host(f"{OUT}/host.o"), "host.o", commands.pch(HOST, gch))]
     for dtype in dtypes:
         suffix = library.DTYPES[dtype][1]
         name = f"kernel_{suffix}"
-        steps.append(Step(name, commands.kernel(dtype, f"{OUT}/{name}.o"), f"{name}.o"))
+        argv = commands.kernel(dtype, f"{OUT}/{name}.o")
+        steps.append(Step(name, argv, f"{name}.o", commands.pch(name, gch)))
     return steps
 
 
@@ -163,9 +168,11 @@ async def build_candidate(
     *,
     scan_syscalls: bool = True,
     cache: ObjectCache | None = None,
+    pch: PrecompiledHeaders | None = None,
 ) -> BuildOutcome:
     """See the module docstring; the first failing step decides the outcome. With `cache`,
-    a unit compiled before from the same files is copied from it instead of compiled."""
+    a unit compiled before from the same files is copied from it instead of compiled. Without
+    `pch`, each unit parses the library headers itself (same objects, slower)."""
     outcome = BuildOutcome()
     start = time.monotonic()
     t = time.monotonic()
@@ -175,12 +182,18 @@ async def build_candidate(
         outcome.refuse("source_check", problems)
         return outcome
     steps = compile_steps(target, dtypes)
-    binds = {"src": src, "lib/include": library.include_dir()}
     keys, pending = await asyncio.to_thread(_from_cache, cache, src, build, steps)
     outcome.reused = tuple(s.name for s in steps if s not in pending)
-    done = await asyncio.gather(
-        *(_sandboxed(s.argv, binds, build / s.name, limits) for s in pending)
-    )
+
+    async def compile_unit(step: Step) -> tuple[SandboxStatus, str]:
+        binds = {"src": src, "lib/include": library.include_dir()}
+        if pch is not None:
+            binds["pch"] = await pch.folder(step.name, step.pch_argv)
+        else:
+            binds["pch"] = await asyncio.to_thread(_plain_pch_folder, build, step.name)
+        return await _sandboxed(step.argv, binds, build / step.name, limits)
+
+    done = await asyncio.gather(*(compile_unit(s) for s in pending))
     outcome.log = "".join(
         f"{REUSED} ({keys[s.name][:16]}): {' '.join(s.argv)}\n"
         for s in steps
@@ -204,6 +217,15 @@ async def build_candidate(
     await _link_all(outcome, build, steps, main_obj, limits, scan_syscalls)
     outcome.compile_seconds = time.monotonic() - start - outcome.static_seconds
     return outcome
+
+
+def _plain_pch_folder(build: Path, unit: str) -> Path:
+    """jk_pch.h without its .gch: g++ reads it as a plain header."""
+    folder = build / f"pch_{unit}"
+    folder.mkdir(mode=0o755, exist_ok=True)
+    (folder / library.PCH_HEADER).write_text(library.pch_text(unit))
+    os.chmod(folder / library.PCH_HEADER, 0o644)
+    return folder
 
 
 def _from_cache(

@@ -63,22 +63,63 @@ def harness_digest() -> str | None:
     return _sha256(src) if src.is_file() else None
 
 
+# The precompiled library headers (`pch`): the header every unit's command line includes first,
+# where it is mounted, and what it includes per unit kind (host tiling or kernel).
+PCH_MOUNT = "/sandbox/pch"
+PCH_HEADER = "jk_pch.h"
+PCH_INCLUDES: dict[str, tuple[str, ...]] = {
+    "host": (
+        "register/op_def_registry.h",
+        "register/tilingdata_base.h",
+        "tiling/platform/platform_ascendc.h",
+    ),
+    "kernel": ("kernel_operator.h", "register/tilingdata_base.h"),
+}
+
+
+def unit_kind(unit: str) -> str:
+    """host, or kernel for kernel_f32 / kernel_f16."""
+    return "host" if unit == "host" else "kernel"
+
+
+def pch_text(unit: str) -> str:
+    lines = [f"#include <{h}>" for h in PCH_INCLUDES[unit_kind(unit)]]
+    return "// The ascendc-cpu library headers, precompiled once per toolchain version.\n" + (
+        "\n".join(lines) + "\n"
+    )
+
+
 @dataclass(frozen=True)
 class Commands:
-    """The g++ command lines of one target (sandbox paths; cwd is the project root)."""
+    """The g++ command lines of one target (sandbox paths; cwd is the project root). A unit
+    and its precompiled header share `_flags` (g++ uses a PCH only under the same macros)."""
 
     target: AscendcTarget
     include: str = f"{LIB_MOUNT}/include"
 
-    def _base(self) -> list[str]:
-        return [CXX, *CXXFLAGS, f"-I{self.include}"]
+    def _flags(self, unit: str) -> list[str]:
+        flags = [CXX, *CXXFLAGS, f"-I{self.include}", "-Winvalid-pch"]
+        if unit_kind(unit) == "kernel":
+            macro = next(m for m, suffix in DTYPES.values() if f"kernel_{suffix}" == unit)
+            flags.append(f"-DJK_OP_TYPE={self.target.op_type}")
+            flags += [
+                f"-DDTYPE_{name}={macro}"
+                for name in ("INPUT0", "INPUT1", "INPUT2", "OUTPUT0", "OUTPUT1")
+            ]
+        return flags
+
+    def pch(self, unit: str, out: str) -> tuple[str, ...]:
+        """The unit's precompiled header, from `PCH_MOUNT` (read-only) into `out`."""
+        return (*self._flags(unit), "-x", "c++-header", f"{PCH_MOUNT}/{PCH_HEADER}", "-o", out)
 
     def host(self, out: str) -> tuple[str, ...]:
         host_dir = str(Path(self.target.host_source).parent)
         # -save-temps keeps the preprocessed unit (.ii) for the source check, from the very
         # compile that made the object.
         return (
-            *self._base(),
+            *self._flags("host"),
+            "-include",
+            f"{PCH_MOUNT}/{PCH_HEADER}",
             f"-I{host_dir}",
             "-save-temps=obj",
             "-c",
@@ -88,19 +129,15 @@ class Commands:
         )
 
     def kernel(self, dtype: str, out: str) -> tuple[str, ...]:
-        macro, _ = DTYPES[dtype]
+        unit = f"kernel_{DTYPES[dtype][1]}"
         kernel_dir = str(Path(self.target.kernel_source).parent)
-        types = [
-            f"-DDTYPE_{name}={macro}"
-            for name in ("INPUT0", "INPUT1", "INPUT2", "OUTPUT0", "OUTPUT1")
-        ]
         return (
-            *self._base(),
+            *self._flags(unit),
+            "-include",
+            f"{PCH_MOUNT}/{PCH_HEADER}",
             f"-I{kernel_dir}",
             "-include",
             self.target.tiling_header,
-            f"-DJK_OP_TYPE={self.target.op_type}",
-            *types,
             "-save-temps=obj",
             "-c",
             self.target.kernel_source,

@@ -32,8 +32,15 @@ from pathlib import Path
 # team folders each unit may read; a kernel includes the host's tiling header
 SCOPES = {"host": ("op_host",), "kernel": ("op_host", "op_kernel")}
 SRC_MOUNT = "/sandbox/src/"
-# absolute include paths that are not team files (the library mount and the system headers)
-_TRUSTED = ("/sandbox/lib/include/", "/usr/include/", "/usr/lib/gcc/", "/usr/local/include/")
+# absolute include paths that are not team files (the library and precompiled-header mounts,
+# the system headers)
+_TRUSTED = (
+    "/sandbox/lib/include/",
+    "/sandbox/pch/",
+    "/usr/include/",
+    "/usr/lib/gcc/",
+    "/usr/local/include/",
+)
 MAX_ENTRIES = 400
 _MARKER = re.compile(r'^# \d+ "([^"]*)"', re.MULTILINE)
 

@@ -37,6 +37,7 @@ from justkernel.operators import InputPack, OperatorDefinition, load_operator
 from justkernel.toolchains.ascendc_cpu import library
 from justkernel.toolchains.ascendc_cpu.build import BuildOutcome, HarnessMain, build_candidate
 from justkernel.toolchains.ascendc_cpu.objcache import ObjectCache
+from justkernel.toolchains.ascendc_cpu.pch import PrecompiledHeaders
 from justkernel.toolchains.ascendc_cpu.run import CaseRunner
 from justkernel.toolchains.common import STOP_AFTER, Draft, LogSink, not_run, worst
 from justkernel.toolchains.cpu.run import Verdict
@@ -110,6 +111,7 @@ class AscendcCpuToolchain:
         self.scan_syscalls = scan_syscalls
         folder = None if cache_dir is None else Path(cache_dir) / self.version
         self._main = HarnessMain(folder)
+        self._pch = PrecompiledHeaders(folder, self.limits.compile)
         self._objects = None if folder is None else ObjectCache(folder / "objects", self.version)
 
     @cached_property
@@ -124,6 +126,7 @@ class AscendcCpuToolchain:
             "libc": os.confstr("CS_GNU_LIBC_VERSION"),
             "cxxflags": list(library.CXXFLAGS),
             "main_cxxflags": list(library.MAIN_CXXFLAGS),
+            "pch": library.PCH_INCLUDES,
             "library": library.header_digests(),
             "harness": library.harness_digest(),
             "soc": library.soc_facts(),
@@ -216,6 +219,7 @@ class AscendcCpuToolchain:
             self.limits.compile,
             scan_syscalls=self.scan_syscalls,
             cache=self._objects,
+            pch=self._pch,
         )
         job.durations.compile = out.compile_seconds
         job.durations.static_check += out.static_seconds

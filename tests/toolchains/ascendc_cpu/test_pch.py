@@ -1,0 +1,65 @@
+"""The precompiled library headers: g++ really uses them, they change no byte of what a unit
+compiles to, and a team cannot load a precompiled header of its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from justkernel.core.receipts import Status
+from justkernel.toolchains import check_tree
+from justkernel.toolchains.ascendc_cpu.build import BuildOutcome, build_candidate
+from justkernel.toolchains.ascendc_cpu.pch import PrecompiledHeaders
+from tests.toolchains.ascendc_cpu.ladder_support import cache_dir, harness_main, toolchain
+from tests.toolchains.ascendc_cpu.toolchain_support import copy_template
+from tests.workers.test_evaluator_shared import fresh_dir
+
+pytestmark = pytest.mark.timeout(300)
+PRAGMA = '#pragma GCC pch_preprocess "/sandbox/pch/jk_pch.h.gch"'
+
+
+async def _build(src: Path, pch: PrecompiledHeaders | None) -> tuple[BuildOutcome, Path]:
+    tc = toolchain()
+    build = fresh_dir("pch-build") / "build"
+    build.mkdir(mode=0o755)
+    out = await build_candidate(
+        src,
+        build,
+        tc.target,
+        check_tree(src, tc.definition).editable,
+        await harness_main(tc).path(),
+        ("float32",),
+        tc.limits.compile,
+        pch=pch,
+    )
+    return out, build
+
+
+def _shared_pch() -> PrecompiledHeaders:
+    """The folder the toolchain itself uses, so the suite builds each PCH once."""
+    tc = toolchain()
+    return PrecompiledHeaders(cache_dir() / tc.version, tc.limits.compile)
+
+
+async def test_units_use_the_pch_and_compile_to_the_same_bytes() -> None:
+    src = copy_template("pch")
+    fast, fast_dir = await _build(src, _shared_pch())
+    plain, plain_dir = await _build(src, None)
+    assert fast.ok and plain.ok, (fast.detail, plain.detail)
+    for unit, obj in (("host", "host.o"), ("kernel_f32", "kernel_f32.o")):
+        ii = (fast_dir / unit / obj).with_suffix(".ii").read_text()
+        assert PRAGMA in ii, f"{unit} did not load its precompiled header"
+        assert PRAGMA not in (plain_dir / unit / obj).with_suffix(".ii").read_text()
+        assert (fast_dir / unit / obj).read_bytes() == (plain_dir / unit / obj).read_bytes()
+    warnings = [x for x in fast.log.splitlines() if not x.startswith("$ ") and "pch" in x]
+    assert warnings == []  # -Winvalid-pch: g++ says why when it cannot use one
+
+
+async def test_a_team_pch_directive_is_refused() -> None:
+    src = copy_template("pch-hostile")
+    kernel = src / toolchain().target.kernel_source
+    kernel.write_text('#pragma GCC pch_preprocess "op_kernel/evil.gch"\n' + kernel.read_text())
+    out, _ = await _build(src, _shared_pch())
+    assert not out.ok and out.status is Status.COMPILE_FAILED
+    assert "pch_preprocess" in out.detail and "must be first" in out.log
