@@ -36,6 +36,7 @@ from justkernel.operators import (
 from justkernel.settings.config import Settings
 from justkernel.store.blobs import BlobStore
 from justkernel.toolchains.protocol import Progress, Toolchain
+from justkernel.toolchains.sandbox.paths import open_dir
 from justkernel.toolchains.tree import check_tree, snapshot_tree
 from justkernel.workers.cache import ReceiptCache
 from justkernel.workers.executor import ExecRequest, Executor
@@ -56,13 +57,6 @@ class CaseSets:
 
     local: tuple[CaseSpec, ...]
     perf: tuple[CaseSpec, ...]
-
-
-def _open_dir(folder: Path) -> Path:
-    """Create `folder` (ours alone) readable and traversable by the sandbox uid."""
-    folder.mkdir(parents=True, exist_ok=True)
-    os.chmod(folder, 0o755)
-    return folder
 
 
 def _traversable(folder: Path) -> None:
@@ -153,7 +147,7 @@ class Evaluator:
 
     def _build_pack(self, cases_of: CaseSource) -> InputPack:
         _traversable(self.packs_dir.parent)
-        _open_dir(self.packs_dir)
+        open_dir(self.packs_dir)
         pack = ensure_input_pack(cases_of(self.definition), self.packs_dir, self.definition)
         _open_tree(pack.root)
         return pack
@@ -185,7 +179,7 @@ class Evaluator:
         t0 = time.monotonic()
         notify("snapshot")
         _traversable(self.jobs_dir.parent)
-        job_dir = Path(tempfile.mkdtemp(prefix=f"{_safe(team)}-", dir=_open_dir(self.jobs_dir)))
+        job_dir = Path(tempfile.mkdtemp(prefix=f"{_safe(team)}-", dir=open_dir(self.jobs_dir)))
         os.chmod(job_dir, 0o755)
         try:
             src = job_dir / "src"

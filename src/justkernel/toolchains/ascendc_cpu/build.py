@@ -14,12 +14,9 @@ natively once per toolchain version (`HarnessMain`).
 from __future__ import annotations
 
 import asyncio
-import atexit
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -30,6 +27,7 @@ from justkernel.operators.definition import AscendcTarget
 from justkernel.toolchains.ascendc_cpu import library, objects, source_check
 from justkernel.toolchains.ascendc_cpu.objcache import ObjectCache, reads_only, scope_of
 from justkernel.toolchains.ascendc_cpu.pch import PrecompiledHeaders
+from justkernel.toolchains.built_once import BuiltOnce
 from justkernel.toolchains.cpu.objects import executable_problems
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus
@@ -68,45 +66,19 @@ class BuildOutcome:
         return lines[:DIAGNOSTIC_LINES]
 
 
-class HarnessMain:
+class HarnessMain(BuiltOnce):
     """main.o of the library's harness, with jk_soc_params.h from the SoC file; built once
-    per toolchain version (natively: it is our code) and kept in `cache_dir`."""
+    per toolchain version (natively: it is our code) and kept in the cache folder."""
 
-    def __init__(self, cache_dir: Path | None) -> None:
-        self._cache_dir = cache_dir
-        self._lock = asyncio.Lock()
-        self._path: Path | None = None
+    file_name = "main.o"
 
-    async def path(self) -> Path:
-        async with self._lock:
-            if self._path is None or not self._path.is_file():
-                self._path = await asyncio.to_thread(self._build)
-            return self._path
-
-    def _build(self) -> Path:
-        folder = self._cache_dir
-        if folder is None:
-            folder = Path(tempfile.mkdtemp(prefix="jk-ascendc-main-"))
-            atexit.register(shutil.rmtree, folder, True)
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / "main.o"
-        if target.is_file():
-            return target
-        scratch = Path(tempfile.mkdtemp(prefix=".main-", dir=folder))
-        try:
-            generated = scratch / "generated"
-            library.write_soc_header(generated)
-            argv = library.main_argv(
-                library.include_dir(), generated, library.harness_source(), scratch / "main.o"
-            )
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
-            if done.returncode != 0:
-                raise ToolchainError(f"the ascendc-cpu harness does not compile:\n{done.stderr}")
-            os.chmod(scratch / "main.o", 0o644)
-            os.replace(scratch / "main.o", target)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        return target
+    def make(self, scratch: Path, out: Path) -> None:
+        generated = scratch / "generated"
+        library.write_soc_header(generated)
+        argv = library.main_argv(library.include_dir(), generated, library.harness_source(), out)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+        if done.returncode != 0:
+            raise ToolchainError(f"the ascendc-cpu harness does not compile:\n{done.stderr}")
 
 
 @dataclass(frozen=True)

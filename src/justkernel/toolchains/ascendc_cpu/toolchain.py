@@ -13,7 +13,6 @@ import asyncio
 import os
 import shutil
 import socket
-import subprocess
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -41,9 +40,11 @@ from justkernel.toolchains.ascendc_cpu.pch import PrecompiledHeaders
 from justkernel.toolchains.ascendc_cpu.run import CaseRunner
 from justkernel.toolchains.common import STOP_AFTER, Draft, LogSink, not_run, worst
 from justkernel.toolchains.cpu.run import Verdict
+from justkernel.toolchains.host_facts import cpu_model, tool_version
 from justkernel.toolchains.protocol import Progress, ToolchainError, check_spec, fingerprint
 from justkernel.toolchains.sandbox import SandboxLimits
 from justkernel.toolchains.sandbox.checked import sandbox_kind
+from justkernel.toolchains.sandbox.paths import open_dir
 from justkernel.toolchains.tree import check_tree, template_files
 
 PIPELINE_VERSION = "ascendc-cpu-pipeline/1"
@@ -67,25 +68,6 @@ class AscendcLimits:
     perf: SandboxLimits = field(
         default_factory=lambda: SandboxLimits(wall_seconds=60, cpu_seconds=30, processes=64)
     )
-
-
-def _tool_version(argv: list[str]) -> str | None:
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lines = (done.stdout or done.stderr).strip().splitlines()
-    return lines[0] if lines else None
-
-
-def _cpu_model() -> str | None:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
 
 
 class AscendcCpuToolchain:
@@ -122,7 +104,7 @@ class AscendcCpuToolchain:
             "operator": [self.definition.name, self.definition.operator.version],
             "target": self.target.model_dump(mode="json"),
             "template": sorted(template_files(self.definition).items()),
-            "gcc": _tool_version([library.CXX, "--version"]),
+            "gcc": tool_version([library.CXX, "--version"]),
             "libc": os.confstr("CS_GNU_LIBC_VERSION"),
             "cxxflags": list(library.CXXFLAGS),
             "main_cxxflags": list(library.MAIN_CXXFLAGS),
@@ -165,7 +147,7 @@ class AscendcCpuToolchain:
             gcc=self._facts["gcc"],
             valgrind=None,
             sandbox=sandbox_kind(),
-            cpu_model=_cpu_model(),
+            cpu_model=cpu_model(),
         )
 
     def dtypes_for(self, spec: JobSpec, packs: Mapping[str, InputPack]) -> tuple[str, ...]:
@@ -188,7 +170,7 @@ class AscendcCpuToolchain:
     ) -> Receipt:
         check_spec(spec, packs, (self.id, self.version), self.definition.name)
         for folder in (workdir, workdir / "cases", workdir / "perf", workdir / "build"):
-            _open_dir(folder)
+            open_dir(folder)
         notify: Callable[[str], None] = progress or (lambda _stage: None)
         job = Draft(spec, self.executor(slot), LogSink(workdir / "logs"))
         missing = self.missing()
@@ -372,9 +354,3 @@ def _first_misuse(checks: list[CaseResult]) -> Misuse | None:
         if c.outcome is CaseOutcome.API_MISUSE and c.misuse is not None:
             return c.misuse
     return None
-
-
-def _open_dir(folder: Path) -> None:
-    """A folder the unprivileged sandbox uid can traverse, whatever the umask."""
-    os.makedirs(folder, exist_ok=True)
-    os.chmod(folder, 0o755)

@@ -15,7 +15,6 @@ import asyncio
 import dataclasses
 import os
 import socket
-import subprocess
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -38,9 +37,11 @@ from justkernel.toolchains.common import STOP_AFTER, Draft, LogSink, not_run, wo
 from justkernel.toolchains.cpu.compile import HarnessObject, compile_candidate
 from justkernel.toolchains.cpu.run import CaseRunner, Verdict
 from justkernel.toolchains.cpu.simulate import CYCLE_MODEL
+from justkernel.toolchains.host_facts import cpu_model, tool_version
 from justkernel.toolchains.protocol import Progress, ToolchainError, check_spec, fingerprint
 from justkernel.toolchains.sandbox import SandboxLimits
 from justkernel.toolchains.sandbox.checked import sandbox_kind
+from justkernel.toolchains.sandbox.paths import open_dir
 from justkernel.toolchains.tree import check_tree, template_files
 
 PIPELINE_VERSION = "cpu-pipeline/2"  # 2: byte scan, pre-main and W^X checks
@@ -62,25 +63,6 @@ class CpuLimits:
     simulate: SandboxLimits = field(
         default_factory=lambda: SandboxLimits.valgrind(cpu_seconds=120, processes=3)
     )
-
-
-def _tool_version(argv: list[str]) -> str | None:
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lines = (done.stdout or done.stderr).strip().splitlines()
-    return lines[0] if lines else None
-
-
-def _cpu_model() -> str | None:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
 
 
 class CpuToolchain:
@@ -111,10 +93,10 @@ class CpuToolchain:
             "pipeline": PIPELINE_VERSION,
             "operator": [self.definition.name, self.definition.operator.version],
             "template": sorted(template_files(self.definition).items()),
-            "gcc": _tool_version([build.compiler, "--version"]),
-            "valgrind": _tool_version(["valgrind", "--version"]),
+            "gcc": tool_version([build.compiler, "--version"]),
+            "valgrind": tool_version(["valgrind", "--version"]),
             "libc": os.confstr("CS_GNU_LIBC_VERSION"),
-            "cpu_model": _cpu_model(),  # libc picks memset/memcpy variants by CPU
+            "cpu_model": cpu_model(),  # libc picks memset/memcpy variants by CPU
             "cflags": list(build.cflags),
             "ldlibs": list(build.ldlibs),
             "cycle_model": CYCLE_MODEL,
@@ -154,7 +136,7 @@ class CpuToolchain:
     ) -> Receipt:
         check_spec(spec, packs, (self.id, self.version), self.definition.name)
         for folder in (workdir, workdir / "cases", workdir / "sim", workdir / "build"):
-            _open_dir(folder)
+            open_dir(folder)
         notify: Callable[[str], None] = progress or (lambda _stage: None)
         job = Draft(spec, self.executor(slot), LogSink(workdir / "logs"))
 
@@ -266,9 +248,3 @@ class CpuToolchain:
 
         done = await asyncio.gather(*(one(c) for c in spec.perf_case_ids))
         return [r for r, _ in done], [v for _, v in done if v is not None]
-
-
-def _open_dir(folder: Path) -> None:
-    """A folder the unprivileged sandbox uid can traverse, whatever the umask."""
-    os.makedirs(folder, exist_ok=True)
-    os.chmod(folder, 0o755)

@@ -10,17 +10,16 @@ toolchain, because the tree check already proved the candidate's copy identical.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from justkernel.core.receipts import Status
 from justkernel.operators import OperatorDefinition, compile_steps, static_check
+from justkernel.toolchains.built_once import BuiltOnce
 from justkernel.toolchains.cpu.objects import (
     executable_problems,
     linked_encodings,
@@ -62,43 +61,24 @@ class CompileOutcome:
         return lines[:DIAGNOSTIC_LINES]
 
 
-class HarnessObject:
+class HarnessObject(BuiltOnce):
     """The template's harness.o, compiled once (natively: the template is trusted)."""
 
+    file_name = "harness.o"
+
     def __init__(self, definition: OperatorDefinition, cache_dir: Path | None) -> None:
+        super().__init__(cache_dir)
         self._definition = definition
-        self._cache_dir = cache_dir
-        self._lock = asyncio.Lock()
-        self._path: Path | None = None
 
-    async def path(self) -> Path:
-        async with self._lock:
-            if self._path is None or not self._path.is_file():
-                self._path = await asyncio.to_thread(self._build)
-            return self._path
-
-    def _build(self) -> Path:
-        folder = self._cache_dir
-        if folder is None:
-            folder = Path(tempfile.mkdtemp(prefix="jk-cpu-harness-"))
-            atexit.register(shutil.rmtree, folder, True)
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / "harness.o"
-        if target.is_file():
-            return target
-        scratch = Path(tempfile.mkdtemp(prefix=".harness-", dir=folder))
-        try:
-            steps = compile_steps(self._definition.project_dir, scratch, self._definition)
-            step = next(s for s in steps if s.name == "harness")
-            done = subprocess.run(
-                step.argv, cwd=step.cwd, capture_output=True, text=True, timeout=120, check=False
-            )
-            if done.returncode != 0:
-                raise ToolchainError(f"the template harness does not compile:\n{done.stderr}")
-            os.replace(step.output, target)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        return target
+    def make(self, scratch: Path, out: Path) -> None:
+        steps = compile_steps(self._definition.project_dir, scratch, self._definition)
+        step = next(s for s in steps if s.name == "harness")
+        done = subprocess.run(
+            step.argv, cwd=step.cwd, capture_output=True, text=True, timeout=120, check=False
+        )
+        if done.returncode != 0:
+            raise ToolchainError(f"the template harness does not compile:\n{done.stderr}")
+        os.replace(step.output, out)
 
 
 async def _sandboxed_step(

@@ -75,3 +75,10 @@ class SandboxView:
             if host is not None and host.is_file():
                 return
         raise SandboxSetupError(f"program not found in the sandbox: {prog}")
+
+
+def open_dir(folder: Path) -> Path:
+    """Create `folder` readable and traversable by the sandbox uid, whatever the umask."""
+    os.makedirs(folder, exist_ok=True)
+    os.chmod(folder, 0o755)
+    return folder
