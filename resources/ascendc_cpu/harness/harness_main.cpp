@@ -24,8 +24,14 @@
 // Exit codes: 0 ok, 2 usage, 3 bad case files, 4 the fake GM range cannot be reserved,
 // 5 tiling rejected (failure status, no tiling function, block_dim out of range, tiling data or
 // workspace too large), 6 cannot write outputs, 7 api_misuse; anything else is a crash.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,6 +41,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -476,28 +483,8 @@ bool fill_attrs(const ops::OpDef& def, const CaseDesc& c, gert::RuntimeAttrs& at
     return true;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    if (argc < 3) {
-        std::fprintf(stderr, "usage: harness <case_dir> <out_dir> [--trace] [--no-hazard-checks]\n");
-        return EXIT_USAGE;
-    }
-    const std::string case_dir = argv[1];
-    const std::string out_dir = argv[2];
-    bool trace = false;
-    bool hazards = true;
-    for (int i = 3; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--trace") == 0) {
-            trace = true;
-        } else if (std::strcmp(argv[i], "--no-hazard-checks") == 0) {
-            hazards = false;
-        } else {
-            std::fprintf(stderr, "harness: unknown option %s\n", argv[i]);
-            return EXIT_USAGE;
-        }
-    }
-
+// ---- one case: everything a single run does ----------------------------------------------------
+int run_case(const std::string& case_dir, const std::string& out_dir, bool trace, bool hazards) {
     const CaseDesc desc = parse_case(case_dir + "/case.txt");
     const bool half = desc.dtype == "float16";
     const uint64_t elem = half ? 2 : 4;
@@ -637,4 +624,276 @@ int main(int argc, char** argv) {
     std::printf("%s ok block_dim=%u cycles=%llu\n", desc.id.c_str(), block_dim,
                 static_cast<unsigned long long>(jk::g_engine->total_cycles()));
     return EXIT_OK;
+}
+
+// ---- batch mode -----------------------------------------------------------------------------------
+// What the parent notes of a case's files right after its child is gone, to tell at the end whether a
+// later child changed them. ctime cannot be set by a process (the kernel stamps every write, truncate,
+// chmod, link, rename or utimes with the current time), and the parent waits until the clock that
+// stamps it is past every noted ctime before it starts the next child, so any later change shows.
+struct FileMark {
+    bool present = false;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    off_t size = 0;
+    mode_t mode = 0;
+    nlink_t links = 0;
+    timespec mtime{}, ctime{};
+
+    static FileMark of(const std::string& path) {
+        FileMark m;
+        struct stat st;
+        if (lstat(path.c_str(), &st) != 0) return m;
+        m.present = true;
+        m.dev = st.st_dev, m.ino = st.st_ino, m.size = st.st_size, m.mode = st.st_mode, m.links = st.st_nlink;
+        m.mtime = st.st_mtim, m.ctime = st.st_ctim;
+        return m;
+    }
+    bool same(const FileMark& o) const {
+        if (present != o.present) return false;
+        return !present || (dev == o.dev && ino == o.ino && size == o.size && mode == o.mode && links == o.links &&
+                            mtime.tv_sec == o.mtime.tv_sec && mtime.tv_nsec == o.mtime.tv_nsec &&
+                            ctime.tv_sec == o.ctime.tv_sec && ctime.tv_nsec == o.ctime.tv_nsec);
+    }
+};
+
+bool later(const timespec& a, const timespec& b) {
+    return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
+}
+
+// Waits (at most ~2 s: a filesystem with whole-second times) until the coarse real-time clock, which
+// stamps ctime, is past `t`; false if it did not get there.
+bool clock_past(const timespec& t) {
+    for (int i = 0; i < 2100; ++i) {
+        timespec now;
+        clock_gettime(CLOCK_REALTIME_COARSE, &now);
+        if (later(now, t)) return true;
+        const timespec ms{0, 1000000};
+        nanosleep(&ms, nullptr);
+    }
+    return false;
+}
+
+// The files the host reads of a case that exited 0, hence the ones the parent watches.
+const char* const kCaseFiles[] = {"output0.bin", "output1.bin", "run.json", "trace.json", "harness.stdout", "harness.stderr"};
+constexpr int EXIT_UNCLEAN = 70;  // the parent could not make sure no process of a case was left
+
+struct CaseSlot {
+    std::string case_dir, out_dir;
+    std::string state = "not_run";  // exit | signal | timeout | not_run | fork_failed
+    int code = -1, sig = -1;
+    double cpu = 0.0, wall = 0.0;
+    std::vector<FileMark> marks;  // kCaseFiles, noted when the case's child exited 0
+    bool intact = false;          // exit 0, and its files unchanged until the end of the batch
+};
+
+double seconds_since(const timespec& t0) {
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<double>(t.tv_sec - t0.tv_sec) + static_cast<double>(t.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+// The pids of this process's living children, from /proc (the parent is single-threaded).
+bool list_children(std::vector<pid_t>& out) {
+    out.clear();
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/task/%d/children", static_cast<int>(getpid()));
+    FILE* f = std::fopen(path, "r");
+    if (!f) return false;
+    long pid;
+    while (std::fscanf(f, "%ld", &pid) == 1) out.push_back(static_cast<pid_t>(pid));
+    std::fclose(f);
+    return true;
+}
+
+// Kills and reaps whatever a case's child left behind. The parent is a child subreaper, so every
+// orphaned descendant becomes its child; "no child left" means no process of the case is left.
+bool clear_leftovers() {
+    std::vector<pid_t> pids;
+    for (int round = 0; round < 1000; ++round) {
+        while (waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+        if (waitpid(-1, nullptr, WNOHANG) < 0 && errno == ECHILD) return true;
+        if (!list_children(pids)) return false;
+        for (pid_t p : pids) kill(p, SIGKILL);
+        waitpid(-1, nullptr, 0);  // one of them ends (SIGKILL cannot be held off)
+    }
+    return false;
+}
+
+[[noreturn]] void run_child(const CaseSlot& slot, bool trace, bool hazards, int case_cpu, const sigset_t& mask) {
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    prctl(PR_SET_DUMPABLE, 1);  // as a single run is
+    if (case_cpu > 0) {
+        const rlimit cpu{static_cast<rlim_t>(case_cpu), static_cast<rlim_t>(case_cpu) + 1};  // as prlimit --cpu=N:N+1
+        if (setrlimit(RLIMIT_CPU, &cpu) != 0) _exit(EXIT_CRASH);
+    }
+    const std::string names[2] = {slot.out_dir + "/harness.stdout", slot.out_dir + "/harness.stderr"};
+    for (int i = 0; i < 2; ++i) {
+        const int fd = open(names[i].c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 || dup2(fd, i + 1) < 0) _exit(EXIT_OUTPUT);
+        close(fd);
+    }
+    const int code = run_case(slot.case_dir, slot.out_dir, trace, hazards);
+    std::exit(code);  // what returning from a single run's main does: flush stdio, run destructors
+}
+
+// Forks the case, waits for it (wall limit), clears what it left; false if that failed.
+bool run_slot(CaseSlot& slot, bool trace, bool hazards, double case_wall, int case_cpu, const sigset_t& mask) {
+    timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    std::fflush(nullptr);  // nothing buffered may be written twice
+    const pid_t pid = fork();
+    if (pid < 0) {
+        slot.state = "fork_failed";
+        return true;
+    }
+    if (pid == 0) run_child(slot, trace, hazards, case_cpu, mask);
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    int status = 0;
+    rusage ru{};
+    bool timed_out = false;
+    for (;;) {
+        const pid_t w = wait4(pid, &status, WNOHANG, &ru);
+        if (w == pid) break;  // orphans of the case wait, as zombies, for clear_leftovers
+        const double left = case_wall - seconds_since(t0);
+        if (case_wall > 0 && left <= 0) {
+            kill(pid, SIGKILL);
+            while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
+            }
+            timed_out = true;
+            break;
+        }
+        const double wait_s = case_wall > 0 ? std::min(left, 0.5) : 0.5;
+        timespec ts{static_cast<time_t>(wait_s), static_cast<long>((wait_s - static_cast<double>(static_cast<time_t>(wait_s))) * 1e9)};
+        sigtimedwait(&chld, nullptr, &ts);
+    }
+    slot.wall = seconds_since(t0);
+    slot.cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+               static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    if (!clear_leftovers()) return false;
+    if (timed_out) {
+        slot.state = "timeout";
+    } else if (WIFEXITED(status)) {
+        slot.state = "exit";
+        slot.code = WEXITSTATUS(status);
+    } else {
+        slot.state = "signal";
+        slot.sig = WIFSIGNALED(status) ? WTERMSIG(status) : -1;
+    }
+    if (slot.state == "exit" && slot.code == 0) {
+        timespec newest{};
+        for (const char* name : kCaseFiles) {
+            slot.marks.push_back(FileMark::of(slot.out_dir + "/" + name));
+            if (later(slot.marks.back().ctime, newest)) newest = slot.marks.back().ctime;
+        }
+        slot.intact = clock_past(newest);
+    }
+    return true;
+}
+
+// A case that hit a limit ends the batch: the cases after it are not started (the host runs the
+// limit case alone, and the gating there decides about the rest).
+bool hit_limit(const CaseSlot& s) {
+    if (s.state == "timeout" || s.state == "fork_failed") return true;
+    return s.state == "signal" && (s.sig == SIGXCPU || s.sig == SIGXFSZ || s.sig == SIGKILL || s.sig == SIGSYS);
+}
+
+std::string batch_json(const std::vector<CaseSlot>& slots) {
+    std::string s = "{\"schema\": 1, \"cases\": [";
+    for (size_t i = 0; i < slots.size(); ++i) {
+        const CaseSlot& c = slots[i];
+        s += i ? ", " : "";
+        s += "{\"out\": " + json_str(c.out_dir) + ", \"state\": " + json_str(c.state) +
+             ", \"code\": " + (c.code >= 0 ? std::to_string(c.code) : "null") +
+             ", \"signal\": " + (c.sig >= 0 ? std::to_string(c.sig) : "null") + ", \"cpu_seconds\": " + fixed(c.cpu, 6) +
+             ", \"wall_seconds\": " + fixed(c.wall, 6) + ", \"intact\": " + (c.intact ? "true" : "false") + "}";
+    }
+    return s + "]}";
+}
+
+int run_batch(std::vector<CaseSlot>& slots, bool trace, bool hazards, double case_wall, int case_cpu) {
+    // Not dumpable: a child (same uid) cannot open /proc/<parent>/fd or /proc/<parent>/mem.
+    if (prctl(PR_SET_DUMPABLE, 0) != 0 || prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+        std::fprintf(stderr, "harness: cannot set up the batch parent: %s\n", std::strerror(errno));
+        return EXIT_CRASH;
+    }
+    sigset_t chld, mask;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &mask);
+    bool stop = false;
+    for (CaseSlot& slot : slots) {
+        if (stop) continue;
+        if (!run_slot(slot, trace, hazards, case_wall, case_cpu, mask)) {
+            std::fprintf(stderr, "harness: processes of a case are left; no report\n");
+            return EXIT_UNCLEAN;
+        }
+        stop = hit_limit(slot);
+    }
+    for (CaseSlot& slot : slots) {  // a later child changed (or replaced) one of its files
+        for (size_t f = 0; slot.intact && f < slot.marks.size(); ++f) {
+            slot.intact = slot.marks[f].same(FileMark::of(slot.out_dir + "/" + kCaseFiles[f]));
+        }
+    }
+    // Every child is gone: only now is anything reported, on the parent's own stdout (a child's
+    // stdout and stderr are files in its out dir), as the last line. The host reads only that line.
+    const std::string report = "\njk-batch " + batch_json(slots) + "\n";
+    const size_t put = std::fwrite(report.data(), 1, report.size(), stdout);
+    return std::fflush(stdout) == 0 && put == report.size() ? EXIT_OK : EXIT_OUTPUT;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    const bool batch = argc > 1 && std::strcmp(argv[1], "--batch") == 0;
+    bool trace = false;
+    bool hazards = true;
+    double case_wall = 0.0;
+    int case_cpu = 0;
+    std::vector<std::string> positional;
+    for (int i = batch ? 2 : 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--trace") == 0) {
+            trace = true;
+        } else if (std::strcmp(argv[i], "--no-hazard-checks") == 0) {
+            hazards = false;
+        } else if (batch && std::strcmp(argv[i], "--case-wall") == 0 && i + 1 < argc) {
+            case_wall = std::atof(argv[++i]);
+        } else if (batch && std::strcmp(argv[i], "--case-cpu") == 0 && i + 1 < argc) {
+            case_cpu = std::atoi(argv[++i]);
+        } else if (std::strncmp(argv[i], "--", 2) == 0) {
+            std::fprintf(stderr, "harness: unknown option %s\n", argv[i]);
+            return EXIT_USAGE;
+        } else {
+            positional.emplace_back(argv[i]);
+        }
+    }
+    if (!batch) {
+        if (positional.size() != 2) {
+            std::fprintf(stderr,
+                         "usage: harness <case_dir> <out_dir> [--trace] [--no-hazard-checks]\n"
+                         "       harness --batch [--trace] [--no-hazard-checks] [--case-wall S] [--case-cpu S] "
+                         "<case_dir>:<out_dir> ...\n");
+            return EXIT_USAGE;
+        }
+        return run_case(positional[0], positional[1], trace, hazards);
+    }
+    std::vector<CaseSlot> slots;
+    for (const std::string& pair : positional) {
+        const size_t colon = pair.find(':');
+        if (colon == std::string::npos || colon == 0 || colon + 1 == pair.size()) {
+            std::fprintf(stderr, "harness: --batch takes <case_dir>:<out_dir>, not %s\n", pair.c_str());
+            return EXIT_USAGE;
+        }
+        CaseSlot slot;
+        slot.case_dir = pair.substr(0, colon);
+        slot.out_dir = pair.substr(colon + 1);
+        slots.push_back(slot);
+    }
+    if (slots.empty()) {
+        std::fprintf(stderr, "harness: --batch needs at least one <case_dir>:<out_dir>\n");
+        return EXIT_USAGE;
+    }
+    return run_batch(slots, trace, hazards, case_wall, case_cpu);
 }

@@ -12,6 +12,9 @@ as the blob `<case>.trace.json.gz`: 7-12 MB of JSON per perf case shrinks ~15x a
 (a third of level 6's CPU for 20 % more bytes), and Perfetto and chrome://tracing open gzipped
 traces as they are. The gzip header has mtime 0 and no file name,
 so the same trace is the same blob (`load_trace` reads one back).
+
+A job's cases first run in batches, one sandbox per harness (`batch`); a case judged from a batch
+is judged by the same code as a single run, and every other case runs alone, as above.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from justkernel.core.receipts import (
 )
 from justkernel.operators import InputPack, OperatorDefinition, check_case_outputs
 from justkernel.settings import redaction
+from justkernel.toolchains.ascendc_cpu.batch import Done, run_batches
 from justkernel.toolchains.ascendc_cpu.library import CYCLE_MODEL
 from justkernel.toolchains.common import LogSink
 from justkernel.toolchains.cpu.run import Verdict, _stream_logs
@@ -203,17 +207,36 @@ class CaseRunner:
                 result.detail = check.message
         return result, verdict
 
-    async def functional(self, case_id: str) -> tuple[CaseResult, Verdict]:
-        """One functional case; logs are kept only when it did not pass."""
-        r, out_dir = await self._run(case_id, trace=False)
+    async def batch(
+        self, case_ids: tuple[str, ...], trace: bool, parallelism: int
+    ) -> dict[str, Done]:
+        """The cases that exit 0 in batches (`batch.run_batches`); the rest run alone."""
+        return await run_batches(
+            self.harnesses, self.pack, case_ids, self.root, self.limits, trace, parallelism
+        )
+
+    async def _ran(
+        self, case_id: str, trace: bool, done: Done | None
+    ) -> tuple[SandboxResult, Path]:
+        if done is not None:
+            return done.result, done.out_dir
+        return await self._run(case_id, trace)
+
+    async def functional(
+        self, case_id: str, done: Done | None = None
+    ) -> tuple[CaseResult, Verdict]:
+        """One functional case (judged from its batch when `done` is given, else run alone);
+        logs are kept only when it did not pass."""
+        r, out_dir = await self._ran(case_id, False, done)
         result, verdict = await self._judge(case_id, r, out_dir)
         if not result.passed:
             result.logs = _stream_logs(self.logs, case_id, r)
         return result, verdict
 
-    async def perf(self, case_id: str) -> tuple[CycleResult, Verdict]:
-        """One perf case with --trace: the pipeline figures, the trace blob, the output check."""
-        r, out_dir = await self._run(case_id, trace=True)
+    async def perf(self, case_id: str, done: Done | None = None) -> tuple[CycleResult, Verdict]:
+        """One perf case with --trace: the pipeline figures, the trace blob, the output check
+        (judged from its batch when `done` is given, else run alone)."""
+        r, out_dir = await self._ran(case_id, True, done)
         check, verdict = await self._judge(case_id, r, out_dir)
         refs = _stream_logs(self.logs, case_id, r) if not check.passed else []
         pipeline = None

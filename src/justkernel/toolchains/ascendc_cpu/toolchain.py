@@ -285,9 +285,11 @@ class AscendcCpuToolchain:
         notify: Callable[[str], None],
         parallelism: int,
     ) -> tuple[list[CaseResult], list[Verdict]]:
+        done = await runner.batch(spec.case_ids, False, parallelism)
+
         async def one(case_id: str) -> tuple[CaseResult, Verdict]:
             notify(f"case {case_id}")
-            return await runner.functional(case_id)
+            return await runner.functional(case_id, done.get(case_id))
 
         return await _gated(spec.case_ids, one, not_run, lambda r: r.outcome, parallelism)
 
@@ -298,9 +300,11 @@ class AscendcCpuToolchain:
         notify: Callable[[str], None],
         parallelism: int,
     ) -> tuple[list[CycleResult], list[Verdict]]:
+        done = await runner.batch(spec.perf_case_ids, True, parallelism)
+
         async def one(case_id: str) -> tuple[CycleResult, Verdict]:
             notify(f"simulate {case_id}")
-            return await runner.perf(case_id)
+            return await runner.perf(case_id, done.get(case_id))
 
         def skipped(case_id: str) -> CycleResult:
             return CycleResult(
@@ -323,7 +327,9 @@ async def _gated(
     parallelism: int,
 ) -> tuple[list[R], list[Verdict]]:
     """Cases `parallelism` at a time, results in case order; after a case that hit a limit
-    (STOP_AFTER), the ones not started yet are not run."""
+    (STOP_AFTER), the ones not started yet are not run. With batches (`CaseRunner.batch`) a
+    case judged from its batch only has its files checked here; one that hit a limit there is
+    run again alone, so the gate sees the same outcomes, in the same order, as without."""
     gate = asyncio.Semaphore(max(1, parallelism))
     stop = False
 
