@@ -24,6 +24,24 @@
 // Exit codes: 0 ok, 2 usage, 3 bad case files, 4 the fake GM range cannot be reserved,
 // 5 tiling rejected (failure status, no tiling function, block_dim out of range, tiling data or
 // workspace too large), 6 cannot write outputs, 7 api_misuse; anything else is a crash.
+//
+//   harness_<dt> --batch [--trace] [--no-hazard-checks] [--case-wall S] [--case-cpu S] <case_dir>:<out_dir> ...
+//
+// Batch mode (toolchains/ascendc_cpu/batch.py: the re-run rule and the threat model). The parent
+// runs no case itself: for each pair, in order, it forks a child that does exactly what a single
+// run does (run_case, then exit with its code: fresh statics, tiling mapping, fake GM reservation,
+// fault handler and OP_ADD registration by construction), with RLIMIT_CPU = S (hard S+1, as
+// prlimit) and stdout/stderr in <out_dir>/harness.stdout and harness.stderr. The parent waits with
+// wait4 (the child's CPU seconds), kills it after --case-wall seconds, then kills and reaps
+// whatever it left (the parent is a child subreaper), notes the case's files (inode, size, mode,
+// links, mtime, ctime) and waits until the clock that stamps ctime is past them; after a case that
+// timed out or died of SIGXCPU, SIGXFSZ, SIGKILL or SIGSYS it starts no more. At the end it checks
+// the noted files again and writes one line, last, on its own stdout (it is non-dumpable, so no
+// child can open /proc/<parent>/fd):
+//   jk-batch {"schema": 1, "cases": [{"out", "state" (exit|signal|timeout|not_run|fork_failed),
+//             "code", "signal", "cpu_seconds", "wall_seconds", "intact"}, ...]}
+// "intact" is true only for exit 0 with the case's files unchanged since its child ended. Exit 0
+// with the report; 70 (no report) if the processes a case left could not be cleared.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
