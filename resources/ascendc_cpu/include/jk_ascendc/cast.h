@@ -24,6 +24,7 @@
 #include <string>
 #include <type_traits>
 
+#include "jk_ascendc/erased.h"
 #include "jk_ascendc/repeat.h"
 
 namespace jk {
@@ -151,7 +152,53 @@ inline void cast_mask(const AscendC::LocalTensor<D>& dst, const AscendC::LocalTe
   }
 }
 
+// Count form: `count` contiguous elements of each operand.
+template <typename D, typename S>
+inline void cast_count(const AscendC::LocalTensor<D>& dst, const AscendC::LocalTensor<S>& src,
+                       Mode mode, uint32_t count, Site site) {
+  constexpr uint32_t L = lanes<D, S>();
+  check_mode<D, S>(mode, site);
+  const rep::CountPlan p = rep::plan_count(count, L, "Cast", site);
+  const rep::Operand d = rep::operand(dst, "dst", 1, L * sizeof(D) / rep::kBlockBytes, "Cast", site);
+  const rep::Operand s = rep::operand(src, "src", 1, L * sizeof(S) / rep::kBlockBytes, "Cast", site);
+  if (p.repeats() == 0) return;
+  rep::issue_v("Cast", sizeof(S), p.repeats(), site);  // cost table keyed by source dtype
+  rep::declare_count(s, count, false, "Cast", site);
+  rep::declare_count(d, count, true, "Cast", site);
+  for (uint64_t i = 0; i < count; ++i) {
+    const S v = rep::load<S>(s, i * sizeof(S));
+    rep::store<D>(d, i * sizeof(D), convert<D, S>(v, mode));
+  }
+}
+
 }  // namespace cast
+
+// ---- the compiled-once entry points (erased.h; defined in cast_impl.h) ------------------------
+namespace ops {
+
+// The conversions of supported_v, one tag each.
+enum class CastPair : uint8_t { F32_F16, F32_I32, F32_F32, F16_F32, F16_I32, I32_F32, None };
+
+template <typename D, typename S>
+constexpr CastPair cast_pair() {
+  if constexpr (std::is_same_v<S, float> && std::is_same_v<D, half>) return CastPair::F32_F16;
+  else if constexpr (std::is_same_v<S, float> && std::is_same_v<D, int32_t>) return CastPair::F32_I32;
+  else if constexpr (std::is_same_v<S, float> && std::is_same_v<D, float>) return CastPair::F32_F32;
+  else if constexpr (std::is_same_v<S, half> && std::is_same_v<D, float>) return CastPair::F16_F32;
+  else if constexpr (std::is_same_v<S, half> && std::is_same_v<D, int32_t>) return CastPair::F16_I32;
+  else if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, float>) return CastPair::I32_F32;
+  else return CastPair::None;
+}
+
+// The RoundMode checks of one conversion (cast::check_mode).
+JK_ENGINE_FN void cast_check_mode(CastPair pair, cast::Mode mode, Site site);
+JK_ENGINE_FN void cast_count(CastPair pair, const TRef& d, const TRef& s, cast::Mode mode,
+                             uint32_t count, Site site);
+JK_ENGINE_FN void cast_mask(CastPair pair, const TRef& d, const TRef& s, cast::Mode mode,
+                            const rep::MaskPlan& mp, const AscendC::UnaryRepeatParams& rp,
+                            Site site);
+
+}  // namespace ops
 }  // namespace jk
 
 namespace AscendC {
@@ -161,25 +208,19 @@ namespace AscendC {
                 "ascendc-cpu: AscendC::Cast supports float<->half, float->int32_t, "           \
                 "half->int32_t, int32_t->float and float->float")
 
+// A conversion with a tag goes to the compiled body, any other to the same template inline.
+#define JK_CAST_PAIR jk::ops::cast_pair<T1, T2>()
+#define JK_CAST_ERASED (JK_CAST_PAIR != jk::ops::CastPair::None)
+
 // Count form: `count` contiguous elements of each operand.
 template <typename T1, typename T2>
 inline void Cast(const LocalTensor<T1>& dst, const LocalTensor<T2>& src, const RoundMode& roundMode,
                  const uint32_t count, jk::Site site = jk::here()) {
   JK_CAST_CHECK();
-  constexpr uint32_t L = jk::cast::lanes<T1, T2>();
-  jk::cast::check_mode<T1, T2>(roundMode, site);
-  const jk::rep::CountPlan p = jk::rep::plan_count(count, L, "Cast", site);
-  const jk::rep::Operand d =
-      jk::rep::operand(dst, "dst", 1, L * sizeof(T1) / jk::rep::kBlockBytes, "Cast", site);
-  const jk::rep::Operand s =
-      jk::rep::operand(src, "src", 1, L * sizeof(T2) / jk::rep::kBlockBytes, "Cast", site);
-  if (p.repeats() == 0) return;
-  jk::rep::issue_v("Cast", sizeof(T2), p.repeats(), site);  // cost table keyed by source dtype
-  jk::rep::declare_count(s, count, false, "Cast", site);
-  jk::rep::declare_count(d, count, true, "Cast", site);
-  for (uint64_t i = 0; i < count; ++i) {
-    const T2 v = jk::rep::load<T2>(s, i * sizeof(T2));
-    jk::rep::store<T1>(d, i * sizeof(T1), jk::cast::convert<T1, T2>(v, roundMode));
+  if constexpr (JK_CAST_ERASED) {
+    jk::ops::cast_count(JK_CAST_PAIR, jk::ops::ref(dst), jk::ops::ref(src), roundMode, count, site);
+  } else {
+    jk::cast::cast_count(dst, src, roundMode, count, site);
   }
 }
 
@@ -188,10 +229,19 @@ inline void Cast(const LocalTensor<T1>& dst, const LocalTensor<T2>& src, const R
                  const uint64_t mask, const int32_t repeatTimes,
                  const UnaryRepeatParams& repeatParams, jk::Site site = jk::here()) {
   JK_CAST_CHECK();
-  jk::cast::check_mode<T1, T2>(roundMode, site);
+  if constexpr (JK_CAST_ERASED) {
+    jk::ops::cast_check_mode(JK_CAST_PAIR, roundMode, site);
+  } else {
+    jk::cast::check_mode<T1, T2>(roundMode, site);
+  }
   const jk::rep::MaskPlan mp =
       jk::rep::plan_mask<isSetMask>(mask, jk::cast::lanes<T1, T2>(), repeatTimes, "Cast", site);
-  jk::cast::cast_mask(dst, src, roundMode, mp, repeatParams, site);
+  if constexpr (JK_CAST_ERASED) {
+    jk::ops::cast_mask(JK_CAST_PAIR, jk::ops::ref(dst), jk::ops::ref(src), roundMode, mp,
+                       repeatParams, site);
+  } else {
+    jk::cast::cast_mask(dst, src, roundMode, mp, repeatParams, site);
+  }
 }
 
 template <typename T1, typename T2, bool isSetMask = true>
@@ -199,12 +249,27 @@ inline void Cast(const LocalTensor<T1>& dst, const LocalTensor<T2>& src, const R
                  const uint64_t mask[], const int32_t repeatTimes,
                  const UnaryRepeatParams& repeatParams, jk::Site site = jk::here()) {
   JK_CAST_CHECK();
-  jk::cast::check_mode<T1, T2>(roundMode, site);
+  if constexpr (JK_CAST_ERASED) {
+    jk::ops::cast_check_mode(JK_CAST_PAIR, roundMode, site);
+  } else {
+    jk::cast::check_mode<T1, T2>(roundMode, site);
+  }
   const jk::rep::MaskPlan mp =
       jk::rep::plan_mask<isSetMask>(mask, jk::cast::lanes<T1, T2>(), repeatTimes, "Cast", site);
-  jk::cast::cast_mask(dst, src, roundMode, mp, repeatParams, site);
+  if constexpr (JK_CAST_ERASED) {
+    jk::ops::cast_mask(JK_CAST_PAIR, jk::ops::ref(dst), jk::ops::ref(src), roundMode, mp,
+                       repeatParams, site);
+  } else {
+    jk::cast::cast_mask(dst, src, roundMode, mp, repeatParams, site);
+  }
 }
 
+#undef JK_CAST_ERASED
+#undef JK_CAST_PAIR
 #undef JK_CAST_CHECK
 
 }  // namespace AscendC
+
+#if JK_ENGINE_DEFS
+#include "jk_ascendc/cast_impl.h"
+#endif

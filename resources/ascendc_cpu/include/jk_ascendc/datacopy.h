@@ -11,6 +11,7 @@
 #include <string>
 
 #include "jk_ascendc/engine.h"
+#include "jk_ascendc/erased.h"
 #include "jk_ascendc/tensor.h"
 #include "jk_ascendc/types.h"
 
@@ -120,35 +121,39 @@ JK_ENGINE_FN void params_range(uint32_t blockCount, uint64_t blockLen, jk::Site 
 
 }  // namespace jk_detail
 
+// The bodies of the DataCopy forms (templates; the compiled entry points of datacopy_impl.h
+// instantiate them once per element size).
+namespace jk_detail {
+
 // ---- count form (atlasascendc_api_07_0102): count * sizeof(T) must be a multiple of 32 bytes ----
 
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count,
-                     jk::Site site = jk::here()) {
+inline void copy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count,
+                 jk::Site site) {
   const uint64_t bytes = uint64_t(count) * sizeof(T);
-  jk_detail::count_aligned(bytes, count, sizeof(T), site);
-  jk_detail::ub_aligned(dst, site, "DataCopy GM->UB");
+  count_aligned(bytes, count, sizeof(T), site);
+  ub_aligned(dst, site, "DataCopy GM->UB");
   dst.jk_check_span(0, bytes, site);
   const uint64_t g = src.jk_span(0, bytes, site);
   if (bytes == 0) return;
   auto& e = jk::eng();
-  e.issue(jk::Pipe::MTE2, "DataCopy", jk_detail::mte_cost(jk::Pipe::MTE2, bytes), site);
+  e.issue(jk::Pipe::MTE2, "DataCopy", mte_cost(jk::Pipe::MTE2, bytes), site);
   e.gm_read(g, bytes, site);
   e.ub_write(dst.jk_offset(), static_cast<uint32_t>(bytes), site);
   std::memcpy(e.ub_base() + dst.jk_offset(), e.gm_real(g, bytes, site), bytes);
 }
 
 template <typename T>
-inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
-                     jk::Site site = jk::here()) {
+inline void copy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
+                 jk::Site site) {
   const uint64_t bytes = uint64_t(count) * sizeof(T);
-  jk_detail::count_aligned(bytes, count, sizeof(T), site);
-  jk_detail::ub_aligned(src, site, "DataCopy UB->GM");
+  count_aligned(bytes, count, sizeof(T), site);
+  ub_aligned(src, site, "DataCopy UB->GM");
   src.jk_check_span(0, bytes, site);
   const uint64_t g = dst.jk_span(0, bytes, site);
   if (bytes == 0) return;
   auto& e = jk::eng();
-  e.issue(jk::Pipe::MTE3, "DataCopy", jk_detail::mte_cost(jk::Pipe::MTE3, bytes), site);
+  e.issue(jk::Pipe::MTE3, "DataCopy", mte_cost(jk::Pipe::MTE3, bytes), site);
   e.ub_read(src.jk_offset(), static_cast<uint32_t>(bytes), site);
   e.gm_write(g, bytes, site);
   std::memcpy(e.gm_real(g, bytes, site), e.ub_base() + src.jk_offset(), bytes);
@@ -156,12 +161,12 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint
 
 // UB -> UB copy, on the vector pipe (costed as a vector op "DataCopy").
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
-                     jk::Site site = jk::here()) {
+inline void copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
+                 jk::Site site) {
   const uint64_t bytes = uint64_t(count) * sizeof(T);
-  jk_detail::count_aligned(bytes, count, sizeof(T), site);
-  jk_detail::ub_aligned(dst, site, "DataCopy UB->UB");
-  jk_detail::ub_aligned(src, site, "DataCopy UB->UB");
+  count_aligned(bytes, count, sizeof(T), site);
+  ub_aligned(dst, site, "DataCopy UB->UB");
+  ub_aligned(src, site, "DataCopy UB->UB");
   src.jk_check_span(0, bytes, site);
   dst.jk_check_span(0, bytes, site);
   if (bytes == 0) return;
@@ -177,17 +182,17 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint3
 // ---- DataCopyParams form: bursts of whole 32-byte blocks -------------------------------------
 
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
-                     const DataCopyParams& p, jk::Site site = jk::here()) {
-  jk_detail::params_range(p.blockCount, p.blockLen, site, "DataCopyParams", 65535);
-  jk_detail::ub_aligned(dst, site, "DataCopy GM->UB");
+inline void copy(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                 const DataCopyParams& p, jk::Site site) {
+  params_range(p.blockCount, p.blockLen, site, "DataCopyParams", 65535);
+  ub_aligned(dst, site, "DataCopy GM->UB");
   const uint64_t len = uint64_t(p.blockLen) * 32;
   const uint64_t sstep = len + uint64_t(p.srcStride) * 32, dstep = len + uint64_t(p.dstStride) * 32;
   const uint64_t last = p.blockCount - 1;
   dst.jk_check_span(0, last * dstep + len, site);
   const uint64_t g = src.jk_span(0, last * sstep + len, site);
   auto& e = jk::eng();
-  e.issue(jk::Pipe::MTE2, "DataCopy", jk_detail::mte_cost(jk::Pipe::MTE2, len * p.blockCount), site);
+  e.issue(jk::Pipe::MTE2, "DataCopy", mte_cost(jk::Pipe::MTE2, len * p.blockCount), site);
   for (uint64_t i = 0; i < p.blockCount; ++i) {
     e.gm_read(g + i * sstep, len, site);
     e.ub_write(static_cast<uint32_t>(dst.jk_offset() + i * dstep), static_cast<uint32_t>(len), site);
@@ -196,17 +201,17 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
 }
 
 template <typename T>
-inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
-                     const DataCopyParams& p, jk::Site site = jk::here()) {
-  jk_detail::params_range(p.blockCount, p.blockLen, site, "DataCopyParams", 65535);
-  jk_detail::ub_aligned(src, site, "DataCopy UB->GM");
+inline void copy(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                 const DataCopyParams& p, jk::Site site) {
+  params_range(p.blockCount, p.blockLen, site, "DataCopyParams", 65535);
+  ub_aligned(src, site, "DataCopy UB->GM");
   const uint64_t len = uint64_t(p.blockLen) * 32;
   const uint64_t sstep = len + uint64_t(p.srcStride) * 32, dstep = len + uint64_t(p.dstStride) * 32;
   const uint64_t last = p.blockCount - 1;
   src.jk_check_span(0, last * sstep + len, site);
   const uint64_t g = dst.jk_span(0, last * dstep + len, site);
   auto& e = jk::eng();
-  e.issue(jk::Pipe::MTE3, "DataCopy", jk_detail::mte_cost(jk::Pipe::MTE3, len * p.blockCount), site);
+  e.issue(jk::Pipe::MTE3, "DataCopy", mte_cost(jk::Pipe::MTE3, len * p.blockCount), site);
   for (uint64_t i = 0; i < p.blockCount; ++i) {
     e.ub_read(static_cast<uint32_t>(src.jk_offset() + i * sstep), static_cast<uint32_t>(len), site);
     e.gm_write(g + i * dstep, len, site);
@@ -215,11 +220,11 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
 }
 
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src,
-                     const DataCopyParams& p, jk::Site site = jk::here()) {
-  jk_detail::params_range(p.blockCount, p.blockLen, site, "DataCopyParams", 65535);
-  jk_detail::ub_aligned(dst, site, "DataCopy UB->UB");
-  jk_detail::ub_aligned(src, site, "DataCopy UB->UB");
+inline void copy(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                 const DataCopyParams& p, jk::Site site) {
+  params_range(p.blockCount, p.blockLen, site, "DataCopyParams", 65535);
+  ub_aligned(dst, site, "DataCopy UB->UB");
+  ub_aligned(src, site, "DataCopy UB->UB");
   const uint64_t len = uint64_t(p.blockLen) * 32;
   const uint64_t sstep = len + uint64_t(p.srcStride) * 32, dstep = len + uint64_t(p.dstStride) * 32;
   const uint64_t last = p.blockCount - 1;
@@ -237,6 +242,8 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                  len);
   }
 }
+
+}  // namespace jk_detail
 
 // ---- DataCopyPad (atlasascendc_api_07_0265): byte-granular on the GM side --------------------
 
@@ -302,14 +309,106 @@ inline void pad_out(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint3
   }
 }
 
-}  // namespace jk_detail
+// Element types whose copies go to the compiled bodies: a copy depends on the element size only.
+template <typename T>
+constexpr bool copy_erased_v = sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8;
 
+}  // namespace jk_detail
+}  // namespace AscendC
+
+// ---- the compiled-once entry points (erased.h; defined in datacopy_impl.h) --------------------
+namespace jk {
+namespace ops {
+
+JK_ENGINE_FN void copy_in(uint32_t esize, const TRef& dst, const GRef& src, uint32_t count,
+                          Site site);
+JK_ENGINE_FN void copy_out(uint32_t esize, const GRef& dst, const TRef& src, uint32_t count,
+                           Site site);
+JK_ENGINE_FN void copy_ub(uint32_t esize, const TRef& dst, const TRef& src, uint32_t count,
+                          Site site);
+JK_ENGINE_FN void copy_in(uint32_t esize, const TRef& dst, const GRef& src,
+                          const AscendC::DataCopyParams& p, Site site);
+JK_ENGINE_FN void copy_out(uint32_t esize, const GRef& dst, const TRef& src,
+                           const AscendC::DataCopyParams& p, Site site);
+JK_ENGINE_FN void copy_ub(uint32_t esize, const TRef& dst, const TRef& src,
+                          const AscendC::DataCopyParams& p, Site site);
+JK_ENGINE_FN void copy_pad_in(uint32_t esize, const TRef& dst, const GRef& src, uint32_t blockCount,
+                              uint64_t blockLen, uint64_t srcStride, uint64_t dstStride, bool isPad,
+                              uint32_t leftPad, uint32_t rightPad, Scalar padValue,
+                              uint64_t max_len, Site site);
+JK_ENGINE_FN void copy_pad_out(uint32_t esize, const GRef& dst, const TRef& src,
+                               uint32_t blockCount, uint64_t blockLen, uint64_t srcStride,
+                               uint64_t dstStride, uint64_t max_len, Site site);
+
+}  // namespace ops
+}  // namespace jk
+
+namespace AscendC {
+
+// The public forms: an element size of 1, 2, 4 or 8 bytes goes to the compiled body, any other
+// to the same template inline.
+#define JK_COPY(ERASED, INLINE)                                                                    \
+  if constexpr (jk_detail::copy_erased_v<T>) {                                                     \
+    jk::ops::ERASED;                                                                               \
+  } else {                                                                                         \
+    jk_detail::INLINE;                                                                             \
+  }
+
+// ---- count form (atlasascendc_api_07_0102): count * sizeof(T) must be a multiple of 32 bytes ----
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count,
+                     jk::Site site = jk::here()) {
+  JK_COPY(copy_in(sizeof(T), jk::ops::ref(dst), jk::ops::gref(src), count, site),
+          copy(dst, src, count, site))
+}
+
+template <typename T>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
+                     jk::Site site = jk::here()) {
+  JK_COPY(copy_out(sizeof(T), jk::ops::gref(dst), jk::ops::ref(src), count, site),
+          copy(dst, src, count, site))
+}
+
+// UB -> UB copy, on the vector pipe (costed as a vector op "DataCopy").
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
+                     jk::Site site = jk::here()) {
+  JK_COPY(copy_ub(sizeof(T), jk::ops::ref(dst), jk::ops::ref(src), count, site),
+          copy(dst, src, count, site))
+}
+
+// ---- DataCopyParams form: bursts of whole 32-byte blocks -------------------------------------
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                     const DataCopyParams& p, jk::Site site = jk::here()) {
+  JK_COPY(copy_in(sizeof(T), jk::ops::ref(dst), jk::ops::gref(src), p, site),
+          copy(dst, src, p, site))
+}
+
+template <typename T>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                     const DataCopyParams& p, jk::Site site = jk::here()) {
+  JK_COPY(copy_out(sizeof(T), jk::ops::gref(dst), jk::ops::ref(src), p, site),
+          copy(dst, src, p, site))
+}
+
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                     const DataCopyParams& p, jk::Site site = jk::here()) {
+  JK_COPY(copy_ub(sizeof(T), jk::ops::ref(dst), jk::ops::ref(src), p, site),
+          copy(dst, src, p, site))
+}
+
+// ---- DataCopyPad (atlasascendc_api_07_0265) ---------------------------------------------------
 template <typename T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
                         const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad,
                         jk::Site site = jk::here()) {
-  jk_detail::pad_in(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad,
-                    pad.leftPadding, pad.rightPadding, pad.paddingValue, 0xFFFFFFFFull, site);
+  JK_COPY(copy_pad_in(sizeof(T), jk::ops::ref(dst), jk::ops::gref(src), p.blockCount, p.blockLen,
+                      p.srcStride, p.dstStride, pad.isPad, pad.leftPadding, pad.rightPadding,
+                      jk::ops::scalar<T>(pad.paddingValue), 0xFFFFFFFFull, site),
+          pad_in(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad,
+                 pad.leftPadding, pad.rightPadding, pad.paddingValue, 0xFFFFFFFFull, site))
 }
 
 template <typename T>
@@ -319,21 +418,34 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
   T v;
   std::memset(&v, 0, sizeof v);
   std::memcpy(&v, &pad.paddingValue, sizeof(T) < 8 ? sizeof(T) : 8);
-  jk_detail::pad_in(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad,
-                    pad.leftPadding, pad.rightPadding, v, 65535, site);
+  JK_COPY(copy_pad_in(sizeof(T), jk::ops::ref(dst), jk::ops::gref(src), p.blockCount, p.blockLen,
+                      p.srcStride, p.dstStride, pad.isPad, pad.leftPadding, pad.rightPadding,
+                      jk::ops::scalar<T>(v), 65535, site),
+          pad_in(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad,
+                 pad.leftPadding, pad.rightPadding, v, 65535, site))
 }
 
 template <typename T>
 inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
                         const DataCopyExtParams& p, jk::Site site = jk::here()) {
-  jk_detail::pad_out(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0xFFFFFFFFull,
-                     site);
+  JK_COPY(copy_pad_out(sizeof(T), jk::ops::gref(dst), jk::ops::ref(src), p.blockCount, p.blockLen,
+                       p.srcStride, p.dstStride, 0xFFFFFFFFull, site),
+          pad_out(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0xFFFFFFFFull,
+                  site))
 }
 
 template <typename T>
 inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
                         const DataCopyParams& p, jk::Site site = jk::here()) {
-  jk_detail::pad_out(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, 65535, site);
+  JK_COPY(copy_pad_out(sizeof(T), jk::ops::gref(dst), jk::ops::ref(src), p.blockCount, p.blockLen,
+                       p.srcStride, p.dstStride, 65535, site),
+          pad_out(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, 65535, site))
 }
 
+#undef JK_COPY
+
 }  // namespace AscendC
+
+#if JK_ENGINE_DEFS
+#include "jk_ascendc/datacopy_impl.h"
+#endif

@@ -216,6 +216,73 @@ JK_ENGINE_FN void queue_free(int32_t qid, int32_t slot, uint32_t gen, jk::Site s
 ;
 #endif
 
+// TPipe::InitBuffer of a queue: `num` buffers of `len` bytes from UB, one queue record; sets
+// `qid` (atlasascendc_api_07_0110). Non-template for the same reason as the functions above.
+JK_ENGINE_FN void init_queue(int32_t& qid, TPosition src, TPosition dst, int32_t depth,
+                             uint8_t num, uint32_t len, jk::Site site)
+#if JK_ENGINE_DEFS
+{
+  auto& e = jk::eng();
+  if (num == 0 || len == 0)
+    jk::misuse("unsupported_argument", site, "InitBuffer with num or len 0");
+  if (qid >= 0 && static_cast<size_t>(qid) < e.queues().size())
+    jk::misuse("unsupported_argument", site, "InitBuffer twice on the same queue");
+  jk::Engine::QueueRec q;
+  q.first_slot = static_cast<uint32_t>(e.slots().size());
+  q.num = num;
+  q.depth = depth > 0 ? static_cast<uint32_t>(depth) : 0;
+  q.synced = producer_consumer(src, dst, q.producer, q.consumer);
+  q.position = static_cast<uint8_t>(src);
+  const uint32_t aligned = (len + 31) / 32 * 32;
+  const uint32_t base =
+      e.ub_alloc(static_cast<uint32_t>(uint64_t(aligned) * num), site, "InitBuffer(queue)");
+  for (uint32_t i = 0; i < num; ++i) {
+    jk::Engine::Slot s;
+    s.offset = base + i * aligned;
+    s.bytes = aligned;  // len is rounded up to 32 bytes (atlasascendc_api_07_0110)
+    s.len = len;
+    e.slots().push_back(s);
+  }
+  qid = static_cast<int32_t>(e.queues().size());
+  e.queues().push_back(q);
+}
+#else
+;
+#endif
+
+// TPipe::InitBuffer of a TBuf: one buffer of `len` bytes; sets `slot`.
+JK_ENGINE_FN void init_tbuf(int32_t& slot, uint32_t len, jk::Site site)
+#if JK_ENGINE_DEFS
+{
+  auto& e = jk::eng();
+  if (len == 0) jk::misuse("unsupported_argument", site, "InitBuffer(TBuf) with len 0");
+  const uint32_t off = e.ub_alloc(len, site, "InitBuffer(TBuf)");
+  jk::Engine::Slot s;
+  s.offset = off;
+  s.bytes = (len + 31) / 32 * 32;
+  s.len = len;
+  s.state = jk::Engine::kTBuf;
+  slot = static_cast<int32_t>(e.slots().size());
+  e.slots().push_back(s);
+}
+#else
+;
+#endif
+
+// The slot of a TBuf that InitBuffer set up.
+JK_ENGINE_FN const jk::Engine::Slot& tbuf_slot(int32_t slot, jk::Site site)
+#if JK_ENGINE_DEFS
+{
+  auto& e = jk::eng();
+  if (slot < 0 || static_cast<size_t>(slot) >= e.slots().size() ||
+      e.slots()[static_cast<size_t>(slot)].state != jk::Engine::kTBuf)
+    jk::misuse("unsupported_argument", site, "TBuf used before TPipe::InitBuffer(tbuf, len)");
+  return e.slots()[static_cast<size_t>(slot)];
+}
+#else
+;
+#endif
+
 }  // namespace jk_detail
 
 class TPipe;
@@ -369,11 +436,7 @@ class TBuf {
 
  private:
   const jk::Engine::Slot& jk_slot(jk::Site site) const {
-    auto& e = jk::eng();
-    if (jk_slot_ < 0 || static_cast<size_t>(jk_slot_) >= e.slots().size() ||
-        e.slots()[static_cast<size_t>(jk_slot_)].state != jk::Engine::kTBuf)
-      jk::misuse("unsupported_argument", site, "TBuf used before TPipe::InitBuffer(tbuf, len)");
-    return e.slots()[static_cast<size_t>(jk_slot_)];
+    return jk_detail::tbuf_slot(jk_slot_, site);
   }
   template <typename T>
   LocalTensor<T> jk_make(const jk::Engine::Slot& s, uint32_t off, uint32_t size) const {
@@ -411,44 +474,13 @@ class TPipe {
   template <TPosition SRC, TPosition DST, int32_t DEPTH>
   bool InitBuffer(TQueBind<SRC, DST, DEPTH>& que, uint8_t num, uint32_t len,
                   jk::Site site = jk::here()) {
-    auto& e = jk::eng();
-    if (num == 0 || len == 0)
-      jk::misuse("unsupported_argument", site, "InitBuffer with num or len 0");
-    if (que.jk_qid_ >= 0 && static_cast<size_t>(que.jk_qid_) < e.queues().size())
-      jk::misuse("unsupported_argument", site, "InitBuffer twice on the same queue");
-    jk::Engine::QueueRec q;
-    q.first_slot = static_cast<uint32_t>(e.slots().size());
-    q.num = num;
-    q.depth = DEPTH > 0 ? static_cast<uint32_t>(DEPTH) : 0;
-    q.synced = jk_detail::producer_consumer(SRC, DST, q.producer, q.consumer);
-    q.position = static_cast<uint8_t>(SRC);
-    const uint32_t aligned = (len + 31) / 32 * 32;
-    const uint32_t base =
-        e.ub_alloc(static_cast<uint32_t>(uint64_t(aligned) * num), site, "InitBuffer(queue)");
-    for (uint32_t i = 0; i < num; ++i) {
-      jk::Engine::Slot s;
-      s.offset = base + i * aligned;
-      s.bytes = aligned;  // len is rounded up to 32 bytes (atlasascendc_api_07_0110)
-      s.len = len;
-      e.slots().push_back(s);
-    }
-    que.jk_qid_ = static_cast<int32_t>(e.queues().size());
-    e.queues().push_back(q);
+    jk_detail::init_queue(que.jk_qid_, SRC, DST, DEPTH, num, len, site);
     return true;
   }
   // One buffer of `len` bytes for a TBuf.
   template <TPosition POS>
   bool InitBuffer(TBuf<POS>& buf, uint32_t len, jk::Site site = jk::here()) {
-    auto& e = jk::eng();
-    if (len == 0) jk::misuse("unsupported_argument", site, "InitBuffer(TBuf) with len 0");
-    const uint32_t off = e.ub_alloc(len, site, "InitBuffer(TBuf)");
-    jk::Engine::Slot s;
-    s.offset = off;
-    s.bytes = (len + 31) / 32 * 32;
-    s.len = len;
-    s.state = jk::Engine::kTBuf;
-    buf.jk_slot_ = static_cast<int32_t>(e.slots().size());
-    e.slots().push_back(s);
+    jk_detail::init_tbuf(buf.jk_slot_, len, site);
     return true;
   }
 

@@ -35,6 +35,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "jk_ascendc/erased.h"
 #include "jk_ascendc/repeat.h"
 
 namespace jk {
@@ -229,12 +230,53 @@ inline void reduce_extreme(const AscendC::LocalTensor<T>& dst, const AscendC::Lo
   }
 }
 
+// The per-repeat mask of a ReduceSum/ReduceMax/ReduceMin call: repeats before `full` use
+// `body`, the rest `tail` (count form: full repeats, then the remainder; mask forms: all body).
+struct RedMasks {
+  rep::Mask body;
+  uint64_t full = UINT64_MAX;
+  rep::Mask tail;
+  rep::Mask operator()(uint64_t r) const { return r < full ? body : tail; }
+};
+
 }  // namespace red
+
+// ---- the compiled-once entry points (erased.h; defined in reduce_impl.h) ----------------------
+namespace ops {
+
+JK_ENGINE_FN void red_sum(Dt dt, const TRef& d, const TRef& s, const TRef& tmp, uint64_t repeats,
+                          int64_t src_rep, bool in_order, const red::RedMasks& masks, Site site);
+JK_ENGINE_FN void red_extreme(bool is_max, Dt dt, const TRef& d, const TRef& s, const TRef& tmp,
+                              uint64_t repeats, int64_t src_rep, bool cal_index,
+                              const red::RedMasks& masks, Site site);
+JK_ENGINE_FN void red_whole_sum(Dt dt, const TRef& d, const TRef& s, const rep::MaskPlan& mp,
+                                int32_t dst_rep, int32_t src_blk, int32_t src_rep, Site site);
+JK_ENGINE_FN void red_block_sum(Dt dt, const TRef& d, const TRef& s, const rep::MaskPlan& mp,
+                                int32_t dst_rep, int32_t src_blk, int32_t src_rep, Site site);
+
+}  // namespace ops
 }  // namespace jk
 
 namespace AscendC {
 
-#define JK_RED_CHECK(NAME) \
+// A tagged element type goes to the compiled body, any other to the same template inline.
+#define JK_RED_SUM(REPEATS, SRC_REP, IN_ORDER, MASKS)                                              \
+  if constexpr (jk::ops::erased_v<T>) {                                                            \
+    jk::ops::red_sum(jk::ops::dt_of<T>(), jk::ops::ref(dst), jk::ops::ref(src),                    \
+                     jk::ops::ref(sharedTmpBuffer), REPEATS, SRC_REP, IN_ORDER, MASKS, site);      \
+  } else {                                                                                         \
+    jk::red::reduce_sum(dst, src, sharedTmpBuffer, REPEATS, SRC_REP, IN_ORDER, MASKS, site);       \
+  }
+#define JK_RED_EXTREME_CALL(ISMAX, REPEATS, SRC_REP, MASKS)                                        \
+  if constexpr (jk::ops::erased_v<T>) {                                                            \
+    jk::ops::red_extreme(ISMAX, jk::ops::dt_of<T>(), jk::ops::ref(dst), jk::ops::ref(src),         \
+                         jk::ops::ref(sharedTmpBuffer), REPEATS, SRC_REP, calIndex, MASKS, site);  \
+  } else {                                                                                         \
+    jk::red::reduce_extreme<T, ISMAX>(dst, src, sharedTmpBuffer, REPEATS, SRC_REP, calIndex,       \
+                                      MASKS, site);                                                \
+  }
+
+#define JK_RED_CHECK(NAME)                                                                         \
   static_assert(jk::red::sum_ok_v<T>, "ascendc-cpu: AscendC::" NAME " supports half and float")
 
 // ---- ReduceSum ------------------------------------------------------------------------------
@@ -245,9 +287,11 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
   JK_RED_CHECK("ReduceSum");
   constexpr uint32_t L = jk::rep::per_repeat<T>();
   const jk::rep::CountPlan p = jk::rep::plan_count(count, L, "ReduceSum", site);
-  const jk::rep::Mask full = jk::rep::mask_first(L), tail = jk::rep::mask_first(p.tail);
-  jk::red::reduce_sum(dst, src, sharedTmpBuffer, p.repeats(), 8, true,
-                      [&](uint64_t r) { return r < p.full ? full : tail; }, site);
+  jk::red::RedMasks masks;
+  masks.body = jk::rep::mask_first(L);
+  masks.full = p.full;
+  masks.tail = jk::rep::mask_first(p.tail);
+  JK_RED_SUM(p.repeats(), 8, true, masks)
 }
 
 template <typename T>
@@ -259,8 +303,9 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
   const jk::rep::Mask m = jk::rep::mask_count(uint64_t(int64_t(mask)), jk::rep::per_repeat<T>(),
                                               "ReduceSum", site);
   jk::rep::check_repeat(repeatTime, "ReduceSum", site, INT32_MAX);
-  jk::red::reduce_sum(dst, src, sharedTmpBuffer, uint64_t(repeatTime), srcRepStride, false,
-                      [&](uint64_t) { return m; }, site);
+  jk::red::RedMasks masks;
+  masks.body = m;
+  JK_RED_SUM(uint64_t(repeatTime), srcRepStride, false, masks)
 }
 
 template <typename T>
@@ -271,8 +316,9 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
   JK_RED_CHECK("ReduceSum");
   const jk::rep::Mask m = jk::rep::mask_bits(mask, jk::rep::per_repeat<T>(), "ReduceSum", site);
   jk::rep::check_repeat(repeatTime, "ReduceSum", site, INT32_MAX);
-  jk::red::reduce_sum(dst, src, sharedTmpBuffer, uint64_t(repeatTime), srcRepStride, false,
-                      [&](uint64_t) { return m; }, site);
+  jk::red::RedMasks masks;
+  masks.body = m;
+  JK_RED_SUM(uint64_t(repeatTime), srcRepStride, false, masks)
 }
 
 // ---- ReduceMax / ReduceMin ----------------------------------------------------------------------
@@ -284,9 +330,11 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
     JK_RED_CHECK(#NAME);                                                                           \
     constexpr uint32_t L = jk::rep::per_repeat<T>();                                               \
     const jk::rep::CountPlan p = jk::rep::plan_count(count, L, #NAME, site);                       \
-    const jk::rep::Mask full = jk::rep::mask_first(L), tail = jk::rep::mask_first(p.tail);         \
-    jk::red::reduce_extreme<T, ISMAX>(dst, src, sharedTmpBuffer, p.repeats(), 8, calIndex,         \
-                                      [&](uint64_t r) { return r < p.full ? full : tail; }, site); \
+    jk::red::RedMasks masks;                                                                       \
+    masks.body = jk::rep::mask_first(L);                                                           \
+    masks.full = p.full;                                                                           \
+    masks.tail = jk::rep::mask_first(p.tail);                                                      \
+    JK_RED_EXTREME_CALL(ISMAX, p.repeats(), 8, masks)                                              \
   }                                                                                                \
   template <typename T>                                                                            \
   inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src,                           \
@@ -297,8 +345,9 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
     const jk::rep::Mask m =                                                                        \
         jk::rep::mask_count(uint64_t(int64_t(mask)), jk::rep::per_repeat<T>(), #NAME, site);       \
     jk::rep::check_repeat(repeatTime, #NAME, site, INT32_MAX);                                     \
-    jk::red::reduce_extreme<T, ISMAX>(dst, src, sharedTmpBuffer, uint64_t(repeatTime),             \
-                                      srcRepStride, calIndex, [&](uint64_t) { return m; }, site);  \
+    jk::red::RedMasks masks;                                                                       \
+    masks.body = m;                                                                                \
+    JK_RED_EXTREME_CALL(ISMAX, uint64_t(repeatTime), srcRepStride, masks)                          \
   }                                                                                                \
   template <typename T>                                                                            \
   inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src,                           \
@@ -308,18 +357,21 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
     JK_RED_CHECK(#NAME);                                                                           \
     const jk::rep::Mask m = jk::rep::mask_bits(mask, jk::rep::per_repeat<T>(), #NAME, site);       \
     jk::rep::check_repeat(repeatTime, #NAME, site, INT32_MAX);                                     \
-    jk::red::reduce_extreme<T, ISMAX>(dst, src, sharedTmpBuffer, uint64_t(repeatTime),             \
-                                      srcRepStride, calIndex, [&](uint64_t) { return m; }, site);  \
+    jk::red::RedMasks masks;                                                                       \
+    masks.body = m;                                                                                \
+    JK_RED_EXTREME_CALL(ISMAX, uint64_t(repeatTime), srcRepStride, masks)                          \
   }
 
 JK_RED_EXTREME(ReduceMax, true)
 JK_RED_EXTREME(ReduceMin, false)
 #undef JK_RED_EXTREME
+#undef JK_RED_EXTREME_CALL
+#undef JK_RED_SUM
 
 // ---- WholeReduceSum: one sum per repeat ---------------------------------------------------------
 namespace jkdetail {
 template <typename T>
-inline void whole_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+inline void whole_reduce_sum_body(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                              const jk::rep::MaskPlan& mp, int32_t dst_rep, int32_t src_blk,
                              int32_t src_rep, jk::Site site) {
   const char* api = "WholeReduceSum";
@@ -334,7 +386,7 @@ inline void whole_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& sr
 
 // BlockReduceSum: one tree sum per 32-byte block, 8 results per repeat.
 template <typename T>
-inline void block_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+inline void block_reduce_sum_body(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                              const jk::rep::MaskPlan& mp, int32_t dst_rep, int32_t src_blk,
                              int32_t src_rep, jk::Site site) {
   const char* api = "BlockReduceSum";
@@ -353,6 +405,30 @@ inline void block_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& sr
     const uint64_t base = uint64_t(r) * uint64_t(dst_rep) * 8 * sizeof(T);
     jk::rep::declare(d, base, base + 8 * sizeof(T), true, api, site);
     for (uint32_t k = 0; k < 8; ++k) jk::rep::store<T>(d, base + k * sizeof(T), out[k]);
+  }
+}
+
+// The dispatch of the two above: a tagged element type goes to the compiled body.
+template <typename T>
+inline void whole_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                             const jk::rep::MaskPlan& mp, int32_t dst_rep, int32_t src_blk,
+                             int32_t src_rep, jk::Site site) {
+  if constexpr (jk::ops::erased_v<T>) {
+    jk::ops::red_whole_sum(jk::ops::dt_of<T>(), jk::ops::ref(dst), jk::ops::ref(src), mp, dst_rep,
+                           src_blk, src_rep, site);
+  } else {
+    whole_reduce_sum_body(dst, src, mp, dst_rep, src_blk, src_rep, site);
+  }
+}
+template <typename T>
+inline void block_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                             const jk::rep::MaskPlan& mp, int32_t dst_rep, int32_t src_blk,
+                             int32_t src_rep, jk::Site site) {
+  if constexpr (jk::ops::erased_v<T>) {
+    jk::ops::red_block_sum(jk::ops::dt_of<T>(), jk::ops::ref(dst), jk::ops::ref(src), mp, dst_rep,
+                           src_blk, src_rep, site);
+  } else {
+    block_reduce_sum_body(dst, src, mp, dst_rep, src_blk, src_rep, site);
   }
 }
 }  // namespace jkdetail
@@ -410,7 +486,7 @@ enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORD
 
 namespace jkdetail {
 template <typename T, bool IsMax>
-inline void whole_reduce_extreme(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+inline void whole_reduce_extreme_body(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                                  const jk::rep::MaskPlan& mp, int32_t dst_rep,
                                  int32_t src_blk, int32_t src_rep, ReduceOrder order,
                                  jk::Site site) {
@@ -460,6 +536,31 @@ inline void whole_reduce_extreme(const LocalTensor<T>& dst, const LocalTensor<T>
   }
 }
 }  // namespace jkdetail
+}  // namespace AscendC
+
+namespace jk {
+namespace ops {
+JK_ENGINE_FN void red_whole_extreme(bool is_max, Dt dt, const TRef& d, const TRef& s,
+                                    const rep::MaskPlan& mp, int32_t dst_rep, int32_t src_blk,
+                                    int32_t src_rep, AscendC::ReduceOrder order, Site site);
+}  // namespace ops
+}  // namespace jk
+
+namespace AscendC {
+namespace jkdetail {
+template <typename T, bool IsMax>
+inline void whole_reduce_extreme(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                 const jk::rep::MaskPlan& mp, int32_t dst_rep,
+                                 int32_t src_blk, int32_t src_rep, ReduceOrder order,
+                                 jk::Site site) {
+  if constexpr (jk::ops::erased_v<T>) {
+    jk::ops::red_whole_extreme(IsMax, jk::ops::dt_of<T>(), jk::ops::ref(dst), jk::ops::ref(src),
+                               mp, dst_rep, src_blk, src_rep, order, site);
+  } else {
+    whole_reduce_extreme_body<T, IsMax>(dst, src, mp, dst_rep, src_blk, src_rep, order, site);
+  }
+}
+}  // namespace jkdetail
 
 #define JK_WHOLE_EXTREME(NAME, ISMAX)                                                              \
   template <typename T, bool isSetMask = true>                                                     \
@@ -492,3 +593,7 @@ JK_WHOLE_EXTREME(WholeReduceMin, false)
 #undef JK_RED_CHECK
 
 }  // namespace AscendC
+
+#if JK_ENGINE_DEFS
+#include "jk_ascendc/reduce_impl.h"
+#endif

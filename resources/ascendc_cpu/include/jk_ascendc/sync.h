@@ -44,12 +44,18 @@ inline bool event_pipes(HardEvent e, jk::Pipe& src, jk::Pipe& dst) {
   }
 }
 
-inline void event_or_misuse(HardEvent e, jk::Pipe& src, jk::Pipe& dst, jk::Site site) {
+// Non-template (JK_ENGINE_FN): compiled once into the harness under JK_ENGINE_EXTERN.
+JK_ENGINE_FN void event_or_misuse(HardEvent e, jk::Pipe& src, jk::Pipe& dst, jk::Site site)
+#if JK_ENGINE_DEFS
+{
   if (!event_pipes(e, src, dst))
     jk::misuse("unsupported_argument", site,
                "HardEvent " + std::to_string(static_cast<int>(e)) +
                    " involves the FIX pipe, which this model does not have");
 }
+#else
+;
+#endif
 
 }  // namespace jk_detail
 

@@ -14,6 +14,29 @@
 #include "jk_ascendc/engine.h"
 #include "jk_ascendc/types.h"
 
+// The element-type-independent halves of the tensor accessors below: non-template, so a kernel
+// unit compiled with -DJK_ENGINE_EXTERN only calls them (defined in tensor_impl.h, compiled once
+// into the harness; inline in header-only use). `esize` is sizeof(T) of the calling tensor.
+namespace jk {
+namespace ops {
+JK_ENGINE_FN void ub_check_live(int32_t slot, uint32_t gen, Site site);
+JK_ENGINE_FN void ub_check_span(uint32_t off, uint32_t end, int32_t slot, uint32_t gen,
+                                uint64_t byte_off, uint64_t bytes, Site site);
+// LocalTensor::GetValue / SetValue of element `index` (bytes copied to `out` / from `in`).
+JK_ENGINE_FN void ub_get(uint32_t off, uint32_t end, int32_t slot, uint32_t gen, uint32_t esize,
+                         uint32_t index, void* out, Site site);
+JK_ENGINE_FN void ub_set(uint32_t off, uint32_t end, int32_t slot, uint32_t gen, uint32_t esize,
+                         uint32_t index, const void* in, Site site);
+// GlobalTensor::jk_span, GetValue and SetValue.
+JK_ENGINE_FN uint64_t gm_span(uint64_t addr, uint64_t size, bool bounded, uint32_t esize,
+                              uint64_t byte_off, uint64_t bytes, Site site);
+JK_ENGINE_FN void gm_get(uint64_t addr, uint64_t size, bool bounded, uint32_t esize,
+                         uint64_t index, void* out, Site site);
+JK_ENGINE_FN void gm_set(uint64_t addr, uint64_t size, bool bounded, uint32_t esize,
+                         uint64_t index, const void* in, Site site);
+}  // namespace ops
+}  // namespace jk
+
 namespace AscendC {
 
 template <typename T>
@@ -65,23 +88,15 @@ class LocalTensor {
   // Scalar read of one element on the S pipe (atlasascendc_api_07_0006: GetValue); ordering with
   // vector/MTE writes needs WaitFlag<V_S>/<MTE2_S>.
   T GetValue(uint32_t index, jk::Site site = jk::here()) const {
-    const uint64_t off = uint64_t(index) * sizeof(T);  // no 32-bit wrap past the bounds check
-    jk_check_span(off, sizeof(T), site);
-    jk::eng().issue(jk::Pipe::S, "GetValue", jk::eng().soc().scalar_ub_access, site);
-    jk::eng().ub_read(static_cast<uint32_t>(jk_off_ + off), sizeof(T), site);
     T v;
-    std::memcpy(&v, jk::eng().ub_base() + jk_off_ + off, sizeof(T));
+    jk::ops::ub_get(jk_off_, jk_end_, jk_slot_, jk_gen_, sizeof(T), index, &v, site);
     return v;
   }
   // Scalar write of one element on the S pipe (SetValue).
   template <typename U>
   void SetValue(uint32_t index, U value, jk::Site site = jk::here()) const {
-    const uint64_t off = uint64_t(index) * sizeof(T);  // no 32-bit wrap past the bounds check
-    jk_check_span(off, sizeof(T), site);
-    jk::eng().issue(jk::Pipe::S, "SetValue", jk::eng().soc().scalar_ub_access, site);
-    jk::eng().ub_write(static_cast<uint32_t>(jk_off_ + off), sizeof(T), site);
     const T v = static_cast<T>(value);
-    std::memcpy(jk::eng().ub_base() + jk_off_ + off, &v, sizeof(T));
+    jk::ops::ub_set(jk_off_, jk_end_, jk_slot_, jk_gen_, sizeof(T), index, &v, site);
   }
 
   // ---- engine-facing helpers (for the op headers; not Ascend C API) ---------------------------
@@ -94,24 +109,10 @@ class LocalTensor {
   uint32_t jk_ub_bytes() const { return jk_bytes_available(); }
   T* jk_data() const { return reinterpret_cast<T*>(jk::eng().ub_base() + jk_off_); }
   // Misuse unless the tensor comes from a live buffer (allocated, not freed, pipe not reset).
-  void jk_check_live(jk::Site site) const {
-    if (jk_slot_ < 0)
-      jk::misuse("ub_out_of_bounds", site,
-                 "LocalTensor that no TQue::AllocTensor/DeQue or TBuf::Get produced");
-    auto& slots = jk::eng().slots();
-    if (static_cast<size_t>(jk_slot_) >= slots.size() || slots[jk_slot_].gen != jk_gen_)
-      jk::misuse("queue_use_after_free", site,
-                 "LocalTensor used after its buffer was freed (FreeTensor or TPipe::Reset)");
-  }
+  void jk_check_live(jk::Site site) const { jk::ops::ub_check_live(jk_slot_, jk_gen_, site); }
   // Liveness plus [byte_off, byte_off+bytes) (relative to this tensor) inside its buffer.
   void jk_check_span(uint64_t byte_off, uint64_t bytes, jk::Site site) const {
-    jk_check_live(site);
-    if (byte_off + bytes > jk_bytes_available())
-      jk::misuse("ub_out_of_bounds", site,
-                 "access to bytes [" + std::to_string(byte_off) + ", " +
-                     std::to_string(byte_off + bytes) + ") of a LocalTensor whose buffer has " +
-                     std::to_string(jk_bytes_available()) + " bytes from its start (UB offset " +
-                     std::to_string(jk_off_) + ")");
+    jk::ops::ub_check_span(jk_off_, jk_end_, jk_slot_, jk_gen_, byte_off, bytes, site);
   }
   // Declare a read/write of the instruction just issued (checked span, poison, hazards).
   void jk_read(uint32_t byte_off, uint32_t bytes, jk::Site site) const {
@@ -166,22 +167,14 @@ class GlobalTensor {
 
   // Scalar GM read/write on S: as slow as a GM round trip (deliberately expensive).
   T GetValue(uint64_t index, jk::Site site = jk::here()) const {
-    const uint64_t fake = jk_span(index * sizeof(T), sizeof(T), site);
-    auto& e = jk::eng();
-    e.issue(jk::Pipe::S, "GetValue(GM)", jk_scalar_gm_cost(), site);
-    e.gm_read(fake, sizeof(T), site);
     T v;
-    std::memcpy(&v, e.gm_real(fake, sizeof(T), site), sizeof(T));
+    jk::ops::gm_get(jk_addr_, jk_size_, jk_bounded_, sizeof(T), index, &v, site);
     return v;
   }
   template <typename U>
   void SetValue(uint64_t index, U value, jk::Site site = jk::here()) const {
-    const uint64_t fake = jk_span(index * sizeof(T), sizeof(T), site);
-    auto& e = jk::eng();
-    e.issue(jk::Pipe::S, "SetValue(GM)", jk_scalar_gm_cost(), site);
-    e.gm_write(fake, sizeof(T), site);
     const T v = static_cast<T>(value);
-    std::memcpy(e.gm_real(fake, sizeof(T), site), &v, sizeof(T));
+    jk::ops::gm_set(jk_addr_, jk_size_, jk_bounded_, sizeof(T), index, &v, site);
   }
 
   // ---- engine-facing helpers ------------------------------------------------------------------
@@ -189,20 +182,7 @@ class GlobalTensor {
   // Checks [byte_off, byte_off+bytes) against the SetGlobalBuffer extent and the registry;
   // returns the fake address of byte_off.
   uint64_t jk_span(uint64_t byte_off, uint64_t bytes, jk::Site site) const {
-    if (jk_addr_ == 0)
-      jk::misuse("gm_out_of_bounds", site, "GlobalTensor used before SetGlobalBuffer");
-    if (jk_bounded_ && byte_off + bytes > jk_size_ * sizeof(T))
-      jk::misuse("gm_out_of_bounds", site,
-                 "GM access to bytes [" + std::to_string(byte_off) + ", " +
-                     std::to_string(byte_off + bytes) + ") of a GlobalTensor whose extent is " +
-                     std::to_string(jk_size_) + " elements (" +
-                     std::to_string(jk_size_ * sizeof(T)) + " bytes) per SetGlobalBuffer");
-    jk::eng().gm_real(jk_addr_ + byte_off, bytes, site);  // inside a registered buffer
-    return jk_addr_ + byte_off;
-  }
-  static uint64_t jk_scalar_gm_cost() {
-    const auto& s = jk::eng().soc();
-    return s.mte2_latency + static_cast<uint64_t>(sizeof(T) / s.mte2_bytes_per_cycle + 0.999999);
+    return jk::ops::gm_span(jk_addr_, jk_size_, jk_bounded_, sizeof(T), byte_off, bytes, site);
   }
 
   uint64_t jk_addr_ = 0;
@@ -211,3 +191,7 @@ class GlobalTensor {
 };
 
 }  // namespace AscendC
+
+#if JK_ENGINE_DEFS
+#include "jk_ascendc/tensor_impl.h"
+#endif

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "jk_ascendc/erased.h"
 #include "jk_ascendc/repeat.h"
 
 namespace jk {
@@ -219,7 +220,6 @@ inline void unary_mask(const char* api, const AscendC::LocalTensor<T>& dst,
     unary_repeat<T>(api, d, s, td, ts, mp.repeats, site, f);
   }
 }
-
 // ---- Duplicate: dst[i] = scalar --------------------------------------------------------------
 template <typename T>
 inline void dup_repeat(const char* api, const rep::Operand& d, const rep::Walk& wd, uint64_t r,
@@ -227,39 +227,100 @@ inline void dup_repeat(const char* api, const rep::Operand& d, const rep::Walk& 
   wd.run(d, r, true, api, site, [&](uint32_t, uint64_t o) { rep::store<T>(d, o, v); });
 }
 
+template <typename T>
+inline void dup_count(const AscendC::LocalTensor<T>& dst, T v, int64_t count, Site site) {
+  constexpr uint32_t L = rep::per_repeat<T>();
+  const rep::CountPlan p = rep::plan_count(count, L, "Duplicate", site);
+  const rep::Operand d = rep::operand(dst, "dst", 1, 8, "Duplicate", site);
+  if (p.repeats() == 0) return;
+  rep::issue_v("Duplicate", sizeof(T), p.repeats(), site);
+  rep::declare_count(d, uint64_t(count), true, "Duplicate", site);
+  for (uint64_t i = 0; i < uint64_t(count); ++i) rep::store<T>(d, i * sizeof(T), v);
+}
+
+template <typename T>
+inline void dup_mask(const AscendC::LocalTensor<T>& dst, T v, const rep::MaskPlan& mp, uint16_t blk,
+                     uint16_t rep, Site site) {
+  const rep::Operand d = rep::operand(dst, "dst", blk, rep, "Duplicate", site);
+  rep::issue_v("Duplicate", sizeof(T), mp.total(), site);
+  const rep::Walk wd(d, mp.body, rep::per_repeat<T>());
+  for (uint64_t r = 0; r < mp.repeats; ++r) dup_repeat<T>("Duplicate", d, wd, r, v, site);
+  if (mp.has_tail) {
+    const rep::Walk td(d, mp.tail, rep::per_repeat<T>());
+    dup_repeat<T>("Duplicate", d, td, mp.repeats, v, site);
+  }
+}
+
 }  // namespace vops
+
+// ---- the compiled-once entry points (erased.h; defined in vector_impl.h) ----------------------
+namespace ops {
+
+enum class VOp : uint8_t {
+  Add, Sub, Mul, Div, Max, Min,                 // binary
+  Abs, Exp, Ln, Sqrt, Reciprocal, Relu,         // unary
+  Adds, Muls, Maxs, Mins,                       // tensor-scalar
+};
+
+JK_ENGINE_FN void vec_binary_count(VOp op, Dt dt, const TRef& d, const TRef& a, const TRef& b,
+                                   int64_t count, Site site);
+JK_ENGINE_FN void vec_binary_mask(VOp op, Dt dt, const TRef& d, const TRef& a, const TRef& b,
+                                  const rep::MaskPlan& mp, const AscendC::BinaryRepeatParams& rp,
+                                  Site site);
+// Unary and tensor-scalar ops (`v`: the scalar operand, unused by unary ops).
+JK_ENGINE_FN void vec_unary_count(VOp op, Dt dt, const TRef& d, const TRef& s, Scalar v,
+                                  int64_t count, Site site);
+JK_ENGINE_FN void vec_unary_mask(VOp op, Dt dt, const TRef& d, const TRef& s, Scalar v,
+                                 const rep::MaskPlan& mp, const AscendC::UnaryRepeatParams& rp,
+                                 Site site);
+JK_ENGINE_FN void vec_dup_count(Dt dt, const TRef& d, Scalar v, int64_t count, Site site);
+JK_ENGINE_FN void vec_dup_mask(Dt dt, const TRef& d, Scalar v, const rep::MaskPlan& mp,
+                               uint16_t blk, uint16_t rep, Site site);
+
+}  // namespace ops
 }  // namespace jk
 
 namespace AscendC {
 
-#define JK_VEC_STATIC_CHECK(COND, NAME, WHAT) \
+#define JK_VEC_STATIC_CHECK(COND, NAME, WHAT)                                                      \
   static_assert(COND, "ascendc-cpu: AscendC::" NAME " supports " WHAT)
 
-// Binary instructions: count form, continuous-mask form, bitwise-mask form.
+// Binary instructions: count form, continuous-mask form, bitwise-mask form. A tagged element
+// type goes to the compiled entry point, any other to the same template inline.
+#define JK_VEC_BINARY_BODY(NAME, OP, MASK)                                                         \
+  const jk::rep::MaskPlan mp =                                                                     \
+      jk::rep::plan_mask<isSetMask>(MASK, jk::rep::per_repeat<T>(), repeatTimes, #NAME, site);     \
+  if constexpr (jk::ops::erased_v<T>) {                                                            \
+    jk::ops::vec_binary_mask(jk::ops::VOp::NAME, jk::ops::dt_of<T>(), jk::ops::ref(dst),           \
+                             jk::ops::ref(src0), jk::ops::ref(src1), mp, repeatParams, site);      \
+  } else {                                                                                         \
+    jk::vops::binary_mask(#NAME, dst, src0, src1, mp, repeatParams, site, OP{});                   \
+  }
 #define JK_VEC_BINARY(NAME, OP, COND, WHAT)                                                        \
   template <typename T, bool isSetMask = true>                                                     \
   inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0,                          \
                    const LocalTensor<T>& src1, const int32_t& count, jk::Site site = jk::here()) { \
     JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
-    jk::vops::binary_count(#NAME, dst, src0, src1, count, site, OP{});                             \
+    if constexpr (jk::ops::erased_v<T>) {                                                          \
+      jk::ops::vec_binary_count(jk::ops::VOp::NAME, jk::ops::dt_of<T>(), jk::ops::ref(dst),        \
+                                jk::ops::ref(src0), jk::ops::ref(src1), count, site);              \
+    } else {                                                                                       \
+      jk::vops::binary_count(#NAME, dst, src0, src1, count, site, OP{});                           \
+    }                                                                                              \
   }                                                                                                \
   template <typename T, bool isSetMask = true>                                                     \
   inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0,                          \
                    const LocalTensor<T>& src1, uint64_t mask, const int32_t repeatTimes,           \
                    const BinaryRepeatParams& repeatParams, jk::Site site = jk::here()) {           \
     JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
-    const jk::rep::MaskPlan mp =                                                                   \
-        jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTimes, #NAME, site);   \
-    jk::vops::binary_mask(#NAME, dst, src0, src1, mp, repeatParams, site, OP{});                   \
+    JK_VEC_BINARY_BODY(NAME, OP, mask)                                                             \
   }                                                                                                \
   template <typename T, bool isSetMask = true>                                                     \
   inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0,                          \
                    const LocalTensor<T>& src1, const uint64_t mask[], const int32_t repeatTimes,   \
                    const BinaryRepeatParams& repeatParams, jk::Site site = jk::here()) {           \
     JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
-    const jk::rep::MaskPlan mp =                                                                   \
-        jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTimes, #NAME, site);   \
-    jk::vops::binary_mask(#NAME, dst, src0, src1, mp, repeatParams, site, OP{});                   \
+    JK_VEC_BINARY_BODY(NAME, OP, mask)                                                             \
   }
 
 JK_VEC_BINARY(Add, jk::vops::AddOp, jk::vops::arith_ok_v<T>, "half, float, int16_t and int32_t")
@@ -269,34 +330,47 @@ JK_VEC_BINARY(Div, jk::vops::DivOp, jk::rep::is_float_like_v<T>, "half and float
 JK_VEC_BINARY(Max, jk::vops::MaxOp, jk::vops::arith_ok_v<T>, "half, float, int16_t and int32_t")
 JK_VEC_BINARY(Min, jk::vops::MinOp, jk::vops::arith_ok_v<T>, "half, float, int16_t and int32_t")
 #undef JK_VEC_BINARY
+#undef JK_VEC_BINARY_BODY
 
-// Unary instructions.
+// Unary instructions (FN: the element function of the inline path).
+#define JK_VEC_UNARY_COUNT(NAME, FN)                                                               \
+  if constexpr (jk::ops::erased_v<T>) {                                                            \
+    jk::ops::vec_unary_count(jk::ops::VOp::NAME, jk::ops::dt_of<T>(), jk::ops::ref(dst),           \
+                             jk::ops::ref(src), JK_VEC_SV, count, site);                           \
+  } else {                                                                                         \
+    jk::vops::unary_count(#NAME, dst, src, count, site, FN);                                       \
+  }
+#define JK_VEC_UNARY_MASK(NAME, FN, MASK)                                                          \
+  const jk::rep::MaskPlan mp =                                                                     \
+      jk::rep::plan_mask<isSetMask>(MASK, jk::rep::per_repeat<T>(), repeatTimes, #NAME, site);     \
+  if constexpr (jk::ops::erased_v<T>) {                                                            \
+    jk::ops::vec_unary_mask(jk::ops::VOp::NAME, jk::ops::dt_of<T>(), jk::ops::ref(dst),            \
+                            jk::ops::ref(src), JK_VEC_SV, mp, repeatParams, site);                 \
+  } else {                                                                                         \
+    jk::vops::unary_mask(#NAME, dst, src, mp, repeatParams, site, FN);                             \
+  }
+
+#define JK_VEC_SV jk::ops::Scalar{}
 #define JK_VEC_UNARY(NAME, OP, COND, WHAT)                                                         \
   template <typename T, bool isSetMask = true>                                                     \
   inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count,     \
                    jk::Site site = jk::here()) {                                                   \
     JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
-    jk::vops::unary_count(#NAME, dst, src, count, site, [](T x) { return OP{}(x); });              \
+    JK_VEC_UNARY_COUNT(NAME, [](T x) { return OP{}(x); })                                          \
   }                                                                                                \
   template <typename T, bool isSetMask = true>                                                     \
   inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask,            \
                    const int32_t repeatTimes, const UnaryRepeatParams& repeatParams,               \
                    jk::Site site = jk::here()) {                                                   \
     JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
-    const jk::rep::MaskPlan mp =                                                                   \
-        jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTimes, #NAME, site);   \
-    jk::vops::unary_mask(#NAME, dst, src, mp, repeatParams, site,                                  \
-                         [](T x) { return OP{}(x); });                                             \
+    JK_VEC_UNARY_MASK(NAME, [](T x) { return OP{}(x); }, mask)                                     \
   }                                                                                                \
   template <typename T, bool isSetMask = true>                                                     \
   inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],    \
                    const int32_t repeatTimes, const UnaryRepeatParams& repeatParams,               \
                    jk::Site site = jk::here()) {                                                   \
     JK_VEC_STATIC_CHECK(COND, #NAME, WHAT);                                                        \
-    const jk::rep::MaskPlan mp =                                                                   \
-        jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTimes, #NAME, site);   \
-    jk::vops::unary_mask(#NAME, dst, src, mp, repeatParams, site,                                  \
-                         [](T x) { return OP{}(x); });                                             \
+    JK_VEC_UNARY_MASK(NAME, [](T x) { return OP{}(x); }, mask)                                     \
   }
 
 JK_VEC_UNARY(Abs, jk::vops::AbsOp, jk::rep::is_float_like_v<T>, "half and float")
@@ -307,37 +381,33 @@ JK_VEC_UNARY(Reciprocal, jk::vops::ReciprocalOp, jk::rep::is_float_like_v<T>, "h
 JK_VEC_UNARY(Relu, jk::vops::ReluOp, (jk::rep::is_float_like_v<T> || std::is_same_v<T, int32_t>),
              "half, float and int32_t")
 #undef JK_VEC_UNARY
+#undef JK_VEC_SV
 
 // Tensor-scalar instructions: dst[i] = op(src[i], scalarValue).
+#define JK_VEC_SV jk::ops::scalar<T>(s)
 #define JK_VEC_SCALAR(NAME, OP)                                                                    \
   template <typename T, bool isSetMask = true>                                                     \
   inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,     \
                    const int32_t& count, jk::Site site = jk::here()) {                             \
     JK_VEC_STATIC_CHECK(jk::vops::arith_ok_v<T>, #NAME, "half, float, int16_t and int32_t");       \
     const T s = scalarValue;                                                                       \
-    jk::vops::unary_count(#NAME, dst, src, count, site, [s](T x) { return OP{}(x, s); });          \
+    JK_VEC_UNARY_COUNT(NAME, [s](T x) { return OP{}(x, s); })                                      \
   }                                                                                                \
   template <typename T, bool isSetMask = true>                                                     \
   inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,     \
                    uint64_t mask, const int32_t repeatTimes, const UnaryRepeatParams& repeatParams, \
                    jk::Site site = jk::here()) {                                                   \
     JK_VEC_STATIC_CHECK(jk::vops::arith_ok_v<T>, #NAME, "half, float, int16_t and int32_t");       \
-    const jk::rep::MaskPlan mp =                                                                   \
-        jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTimes, #NAME, site);   \
     const T s = scalarValue;                                                                       \
-    jk::vops::unary_mask(#NAME, dst, src, mp, repeatParams, site,                                  \
-                         [s](T x) { return OP{}(x, s); });                                         \
+    JK_VEC_UNARY_MASK(NAME, [s](T x) { return OP{}(x, s); }, mask)                                 \
   }                                                                                                \
   template <typename T, bool isSetMask = true>                                                     \
   inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,     \
                    const uint64_t mask[], const int32_t repeatTimes,                               \
                    const UnaryRepeatParams& repeatParams, jk::Site site = jk::here()) {            \
     JK_VEC_STATIC_CHECK(jk::vops::arith_ok_v<T>, #NAME, "half, float, int16_t and int32_t");       \
-    const jk::rep::MaskPlan mp =                                                                   \
-        jk::rep::plan_mask<isSetMask>(mask, jk::rep::per_repeat<T>(), repeatTimes, #NAME, site);   \
     const T s = scalarValue;                                                                       \
-    jk::vops::unary_mask(#NAME, dst, src, mp, repeatParams, site,                                  \
-                         [s](T x) { return OP{}(x, s); });                                         \
+    JK_VEC_UNARY_MASK(NAME, [s](T x) { return OP{}(x, s); }, mask)                                 \
   }
 
 JK_VEC_SCALAR(Adds, jk::vops::AddOp)
@@ -345,33 +415,33 @@ JK_VEC_SCALAR(Muls, jk::vops::MulOp)
 JK_VEC_SCALAR(Maxs, jk::vops::MaxOp)
 JK_VEC_SCALAR(Mins, jk::vops::MinOp)
 #undef JK_VEC_SCALAR
+#undef JK_VEC_SV
+#undef JK_VEC_UNARY_COUNT
+#undef JK_VEC_UNARY_MASK
 
 // Duplicate: count form and mask forms with (dstBlockStride, dstRepeatStride).
 template <typename T, bool isSetMask = true>
 inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count,
                       jk::Site site = jk::here()) {
   JK_VEC_STATIC_CHECK(jk::vops::dup_ok_v<T>, "Duplicate", "16-bit and 32-bit element types");
-  constexpr uint32_t L = jk::rep::per_repeat<T>();
-  const jk::rep::CountPlan p = jk::rep::plan_count(count, L, "Duplicate", site);
-  const jk::rep::Operand d = jk::rep::operand(dst, "dst", 1, 8, "Duplicate", site);
-  if (p.repeats() == 0) return;
-  jk::rep::issue_v("Duplicate", sizeof(T), p.repeats(), site);
   const T v = scalarValue;
-  jk::rep::declare_count(d, uint64_t(count), true, "Duplicate", site);
-  for (uint64_t i = 0; i < uint64_t(count); ++i) jk::rep::store<T>(d, i * sizeof(T), v);
+  if constexpr (jk::ops::erased_v<T>) {
+    jk::ops::vec_dup_count(jk::ops::dt_of<T>(), jk::ops::ref(dst), jk::ops::scalar<T>(v), count,
+                           site);
+  } else {
+    jk::vops::dup_count<T>(dst, v, count, site);
+  }
 }
 
 namespace jkdetail {
 template <typename T>
 inline void dup_mask(const LocalTensor<T>& dst, T v, const jk::rep::MaskPlan& mp, uint16_t blk,
                      uint16_t rep, jk::Site site) {
-  const jk::rep::Operand d = jk::rep::operand(dst, "dst", blk, rep, "Duplicate", site);
-  jk::rep::issue_v("Duplicate", sizeof(T), mp.total(), site);
-  const jk::rep::Walk wd(d, mp.body, jk::rep::per_repeat<T>());
-  for (uint64_t r = 0; r < mp.repeats; ++r) jk::vops::dup_repeat<T>("Duplicate", d, wd, r, v, site);
-  if (mp.has_tail) {
-    const jk::rep::Walk td(d, mp.tail, jk::rep::per_repeat<T>());
-    jk::vops::dup_repeat<T>("Duplicate", d, td, mp.repeats, v, site);
+  if constexpr (jk::ops::erased_v<T>) {
+    jk::ops::vec_dup_mask(jk::ops::dt_of<T>(), jk::ops::ref(dst), jk::ops::scalar<T>(v), mp, blk,
+                          rep, site);
+  } else {
+    jk::vops::dup_mask<T>(dst, v, mp, blk, rep, site);
   }
 }
 }  // namespace jkdetail
@@ -397,3 +467,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const uin
 }
 
 }  // namespace AscendC
+
+#if JK_ENGINE_DEFS
+#include "jk_ascendc/vector_impl.h"
+#endif
