@@ -27,6 +27,7 @@ from justkernel.web import (
     control_api,
     dashboard_api,
     forms,
+    pipeline_api,
     transfer_api,
 )
 from justkernel.web.auth import SESSION_SECONDS, AuthMiddleware, AuthState, session_cookie_name
@@ -118,6 +119,7 @@ def create_app(
         *config_api.routes,
         *control_api.routes,
         *transfer_api.routes,
+        *pipeline_api.routes,
         *(a2a_routes(a2a) if a2a is not None else []),
         Mount("/", StaticFiles(directory=static_dir, html=True), name="web"),
     ]
@@ -127,6 +129,7 @@ def create_app(
         **config_api.exception_handlers,
         **forms.exception_handlers,
         **transfer_api.exception_handlers,
+        **pipeline_api.exception_handlers,
         UnknownTeam: control_api.unknown_thing,
     }
     app = Starlette(
@@ -151,6 +154,7 @@ def create_app(
     app.state.served = served
     app.state.views = views
     app.state.receipt_times = ReceiptTimes(lab.blobs)
+    app.state.pipelines = pipeline_api.PipelineViews(lab)
     app.state.responses = ResponseCache()
     app.state.controller = controller
     app.state.judger = judger

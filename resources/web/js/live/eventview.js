@@ -2,6 +2,8 @@
 // (arguments, actual returns, diffs, receipts) folded behind a <details>.
 import { clip, clock, h, num, short } from "../dom.js";
 import { t } from "../i18n.js";
+import { state } from "../state.js";
+import { pipelineButton } from "./pipeline.js";
 
 export const JUDGER_KINDS = [
   "candidate.frozen",
@@ -110,7 +112,12 @@ const RENDER = {
     const good = r.status === "measured" || r.status === "probe_passed";
     return {
       label: "k_receipt",
-      head: [chip(`#${p.experiment}`), chip(r.status || "?", good ? "good" : "bad"), r.cache_hit ? chip(t("cache_hit")) : null],
+      head: [
+        chip(`#${p.experiment}`),
+        chip(r.status || "?", good ? "good" : "bad"),
+        r.cache_hit ? chip(t("cache_hit")) : null,
+        pipelineButton(() => state.run?.id, p.blobs?.[0], r.mode, ex.toolchain_id),
+      ],
       body: `${r.mode || ""} · ${num(r.cases_passed)}/${num(r.cases_run)} cases · ${num(r.total_est_cycles)} cycles`,
       more: details(table([
         ["receipt", r.receipt_id || "—"],

@@ -27,7 +27,7 @@ export class ResultsView {
     if (state.run?.id !== runId) return;
     const canDecide = !state.run.read_only && !state.info?.demo && !state.replay;
     $("#judger-table").replaceChildren(judgerTable(judger, { runId, canDecide, onDone: () => this.load() }));
-    $("#leaderboard").replaceChildren(leaderboard(results.leaderboard));
+    $("#leaderboard").replaceChildren(leaderboard(results.leaderboard, runId));
     $("#cycles-plot").replaceChildren(cyclesPlot(results.series));
     $("#throughput").replaceChildren(throughputPanel(throughput));
     $("#usage").replaceChildren(usageTables(results.usage));

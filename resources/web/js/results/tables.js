@@ -3,6 +3,7 @@
 import * as api from "../api.js";
 import { h, num, short } from "../dom.js";
 import { t } from "../i18n.js";
+import { pipelineButton } from "../live/pipeline.js";
 
 export function table(header, rows, cls = "") {
   return h(
@@ -86,7 +87,7 @@ function gain(row) {
   return `${((1 - row.best_cycles / row.baseline_cycles) * 100).toFixed(1)} %`;
 }
 
-export function leaderboard(rows) {
+export function leaderboard(rows, runId = null) {
   const sorted = [...rows].sort((a, b) => (a.best_official_us ?? Infinity) - (b.best_official_us ?? Infinity)
     || (a.best_cycles ?? Infinity) - (b.best_cycles ?? Infinity));
   const header = ["col_team", "col_best_official", "col_coverage", "col_best_local", "col_gain", "col_receipt"].map((k) => t(k));
@@ -98,7 +99,9 @@ export function leaderboard(rows) {
       cell(cov ? `${cov.passed}/${cov.total} (${cov.status})` : null),
       cell(num(row.best_cycles)),
       cell(gain(row)),
-      shaCell(row.best?.receipt_id));
+      h("td", { class: "mono", title: row.best?.receipt_id || "" },
+        row.best?.receipt_id ? short(row.best.receipt_id, 16) : "—",
+        pipelineButton(() => runId, row.best?.blob, row.best?.mode, row.best?.executor?.toolchain_id)));
   }), "leaderboard");
 }
 

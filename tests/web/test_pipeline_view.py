@@ -1,0 +1,164 @@
+"""The pipeline view of a real ascendc-cpu receipt, against the real `justkernel serve`: the
+endpoint's lanes and refusals, the dashboard's view from the work log (live, then in a replay
+of the run's export, in both languages), and the HTML report's inline SVG."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from justkernel.core.receipts import Receipt
+from tests.support.server import RunningServer
+from tests.web.conftest import open_dashboard, screenshot
+from tests.web.pipeline_support import TEAM, real_receipt, trace_shas, write_pipeline_run
+from tests.web.synthetic import in_lab, judger_events, write_run
+
+LANES = ("MTE2", "V", "MTE3", "S")
+
+
+@pytest.fixture(scope="module")
+def receipt() -> Receipt:
+    return real_receipt()
+
+
+@pytest.fixture(scope="module")
+def pipeline_run(lab_dir: Path, receipt: Receipt, server: RunningServer) -> dict[str, str]:
+    run_id, sha = write_pipeline_run(lab_dir, receipt)
+    return {"run_id": run_id, "sha": sha}
+
+
+def _url(run_id: str, sha: str) -> str:
+    return f"/api/runs/{run_id}/receipts/{sha}/pipeline"
+
+
+def test_endpoint_returns_lanes_of_a_real_receipt(
+    api: httpx.Client, pipeline_run: dict[str, str], receipt: Receipt
+) -> None:
+    run_id, sha = pipeline_run["run_id"], pipeline_run["sha"]
+    cycle = receipt.cycles[1]
+    assert cycle.pipeline is not None
+    answer = api.get(_url(run_id, sha), params={"case": cycle.case_id})
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["case"] == cycle.case_id
+    assert [c["case_id"] for c in body["cases"]] == receipt.perf_case_ids
+    assert body["pipeline"]["bound_pipe"] == cycle.pipeline.bound_pipe
+    timeline = body["timeline"]
+    assert timeline["total"] == cycle.pipeline.total
+    assert len(timeline["cores"]) == cycle.pipeline.block_dim
+    lanes = {lane["pipe"]: lane for lane in timeline["cores"][0]["lanes"]}
+    assert tuple(lanes) == LANES  # msprof's order: loads, vector, stores, scalar
+    for pipe, figures in cycle.pipeline.pipes.items():
+        # the merged busy time is exactly the receipt's, however the lane is drawn
+        assert lanes[pipe]["busy"] == figures.busy
+        assert lanes[pipe]["utilisation"] == pytest.approx(figures.utilisation, abs=1e-5)
+        segments = lanes[pipe]["segments"]
+        assert 0 < len(segments) // 3 <= body["max_segments"]
+        assert sum(segments[2::3]) == figures.busy
+    assert timeline["downsampled"] is any(lane["downsampled"] for lane in lanes.values())
+    # the default case is the first perf case; a second read is the cached answer
+    first = api.get(_url(run_id, sha)).json()
+    assert first["case"] == receipt.perf_case_ids[0]
+    assert api.get(_url(run_id, sha), params={"case": cycle.case_id}).content == answer.content
+
+
+def test_endpoint_refuses_what_the_run_does_not_name(
+    api: httpx.Client,
+    server: RunningServer,
+    lab_dir: Path,
+    pipeline_run: dict[str, str],
+    receipt: Receipt,
+) -> None:
+    run_id, sha = pipeline_run["run_id"], pipeline_run["sha"]
+    other = in_lab(
+        lab_dir / "data",
+        lab_dir / "config",
+        lambda lab: write_run(lab, "other run", judger_events("cand-p1", "cand-p2")),
+    )
+    trace = next(iter(trace_shas(receipt).values()))
+    cases = [
+        (_url(other, sha), 404, "names receipt"),  # a blob of another run
+        (_url(run_id, trace), 404, "names receipt"),  # a trace blob is no receipt
+        (_url(run_id, hashlib.sha256(b"x").hexdigest()), 404, "names receipt"),
+        (_url(run_id, "../../etc"), 404, ""),  # not even routed
+        (_url(run_id, "Z" * 64), 400, "SHA-256"),
+        (_url(run_id, sha[:40]), 400, "SHA-256"),
+        (_url("run-nope", sha), 404, "no run"),
+        (_url(run_id, sha) + "?case=c01_row_f32", 404, "no perf case"),
+        (_url(run_id, sha) + "?case=" + "x" * 200, 400, "case"),
+    ]
+    for url, status, detail in cases:
+        answer = api.get(url)
+        assert answer.status_code == status, (url, answer.text)
+        if detail:
+            assert detail in answer.json()["detail"], (url, answer.text)
+    anonymous = httpx.get(server.base_url + _url(run_id, sha), timeout=30)
+    assert anonymous.status_code == 401
+
+
+def test_pipeline_view_from_the_work_log_live_and_in_a_replay(
+    page: Page,
+    server: RunningServer,
+    pipeline_run: dict[str, str],
+    receipt: Receipt,
+    tmp_path: Path,
+) -> None:
+    run_id = pipeline_run["run_id"]
+    open_dashboard(page, server.base_url, run_id)
+    page.select_option("#team-select", TEAM)
+    _check_view(page, receipt)
+    screenshot(page, "pipeline", animations="disabled")
+    page.click("#pipeline-close")
+    expect(page.locator("#pipeline-view")).to_be_hidden()
+    # the results' leaderboard opens the same view for the team's best receipt
+    page.click("[data-tab=results]")
+    page.locator("#leaderboard tr[data-team='team-asc'] .pipeline-open").click()
+    expect(page.locator("#pipeline-view .pipeline-bound")).to_contain_text("Bound pipe")
+    page.click("#pipeline-close")
+    page.click("[data-tab=live]")
+
+    with page.expect_download() as download:
+        page.click("#export-link")
+    bundle = tmp_path / "pipeline.jkbundle"
+    download.value.save_as(bundle)
+    page.set_input_files("#import-file", str(bundle))
+    expect(page.locator("#notice")).to_contain_text("Imported as")
+    expect(page.locator("#run-badges .chip.mode-replay")).to_be_visible()
+    replay_id = page.evaluate("() => decodeURIComponent(location.hash.split('run=')[1])")
+    assert replay_id != run_id
+    page.select_option("#team-select", TEAM)
+    _check_view(page, receipt)
+
+
+def _check_view(page: Page, receipt: Receipt) -> None:
+    button = page.locator("#log-list li.kind-experiment-receipt .pipeline-open").last
+    button.click()
+    view = page.locator("#pipeline-view")
+    expect(view).to_be_visible()
+    first = receipt.cycles[0]
+    assert first.pipeline is not None
+    expect(view.locator(".pipeline-bound")).to_contain_text(
+        f"Bound pipe: {first.pipeline.bound_pipe}"
+    )
+    lanes = view.locator("canvas.pipeline-chart")
+    expect(lanes).to_have_attribute("data-lanes", ",".join(LANES))
+    drawn = int(lanes.get_attribute("data-segments") or "0")
+    assert drawn > 0
+    for pipe in LANES:
+        expect(view.locator(f".pipeline-figures tr[data-pipe='{pipe}']")).to_be_visible()
+    # the case selector holds the three perf cases and redraws on change
+    options = view.locator("select.pipeline-case option")
+    expect(options).to_have_count(len(receipt.perf_case_ids))
+    second = receipt.cycles[1]
+    view.locator("select.pipeline-case").select_option(second.case_id)
+    expect(lanes).to_have_attribute("data-case", second.case_id)
+    # the other language
+    page.click("#lang-btn")
+    expect(view.locator(".pipeline-bound")).to_contain_text("瓶颈流水线")
+    expect(view.locator(".pipeline-figures th").first).to_have_text("流水线")
+    page.click("#lang-btn")
+    expect(view.locator(".pipeline-bound")).to_contain_text("Bound pipe")
