@@ -5,6 +5,8 @@ of the run's export, in both languages), and the HTML report's inline SVG."""
 from __future__ import annotations
 
 import hashlib
+import json
+import zipfile
 from pathlib import Path
 
 import httpx
@@ -12,8 +14,11 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from justkernel.core.receipts import Receipt
+from justkernel.events.run_archive import InvalidBundle
+from justkernel.events.run_import import import_bundle
+from justkernel.lab import Lab
 from tests.support.server import RunningServer
-from tests.web.conftest import open_dashboard, screenshot
+from tests.web.conftest import open_dashboard, open_folder, screenshot
 from tests.web.pipeline_support import TEAM, real_receipt, trace_shas, write_pipeline_run
 from tests.web.synthetic import in_lab, judger_events, write_run
 
@@ -162,3 +167,75 @@ def _check_view(page: Page, receipt: Receipt) -> None:
     expect(view.locator(".pipeline-figures th").first).to_have_text("流水线")
     page.click("#lang-btn")
     expect(view.locator(".pipeline-bound")).to_contain_text("Bound pipe")
+
+
+def _members(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as zf:
+        return {info.filename: zf.read(info) for info in zf.infolist()}
+
+
+def _forge(path: Path, members: dict[str, bytes]) -> Path:
+    """Rewrite the bundle with a manifest that agrees with `members` (a forger's best)."""
+    manifest = json.loads(members["manifest.json"])
+    manifest["members"] = {
+        name: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+        for name, data in members.items()
+        if name != "manifest.json"
+    }
+    members["manifest.json"] = json.dumps(manifest).encode()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return path
+
+
+def test_an_export_carries_the_traces_its_receipts_name_and_import_checks_them(
+    api: httpx.Client, pipeline_run: dict[str, str], receipt: Receipt, tmp_path: Path
+) -> None:
+    answer = api.get(f"/api/runs/{pipeline_run['run_id']}/export")
+    assert answer.status_code == 200, answer.text
+    bundle = tmp_path / "run.jkbundle"
+    bundle.write_bytes(answer.content)
+    members = _members(bundle)
+    traces = set(trace_shas(receipt).values())
+    assert {f"blobs/{sha}" for sha in traces} <= members.keys()
+    assert f"blobs/{pipeline_run['sha']}" in members
+
+    folder = open_folder("jk-pipeline-import-")
+
+    def load(path: Path) -> tuple[bool, ...] | str:
+        async def work(lab: Lab) -> tuple[bool, ...] | str:
+            try:
+                await import_bundle(lab, path)
+            except InvalidBundle as exc:
+                return str(exc)
+            return tuple(lab.blobs.has(sha) for sha in sorted(traces))
+
+        return in_lab(folder / "data", folder / "config", work)
+
+    # a fresh lab gets the traces, hash-checked like every blob
+    assert load(bundle) == (True,) * len(traces)
+    one = sorted(traces)[0]
+    tampered = dict(members)
+    data = bytearray(tampered[f"blobs/{one}"])
+    data[len(data) // 2] ^= 0xFF  # one byte of the trace, the manifest left as it was
+    tampered[f"blobs/{one}"] = bytes(data)
+    with zipfile.ZipFile(tmp_path / "tampered.jkbundle", "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, content in tampered.items():
+            zf.writestr(name, content)
+    assert "does not match its SHA-256" in str(load(tmp_path / "tampered.jkbundle"))
+    stray = dict(members)
+    junk = b"\x1f\x8b a blob no receipt names"
+    stray[f"blobs/{hashlib.sha256(junk).hexdigest()}"] = junk
+    assert "is not named by any event or receipt" in str(
+        load(_forge(tmp_path / "stray.jkbundle", stray))
+    )
+    # an older bundle without traces still imports: the view then shows the figures only
+    older = {k: v for k, v in members.items() if k.removeprefix("blobs/") not in traces}
+    other = open_folder("jk-pipeline-older-")
+    imported = in_lab(
+        other / "data",
+        other / "config",
+        lambda lab: import_bundle(lab, _forge(tmp_path / "older.jkbundle", older)),
+    )
+    assert imported.blob_count == len(members) - 1 - 1 - len(traces)

@@ -324,3 +324,30 @@ def blob_refs(event: Event, error: type[BundleError]) -> list[str]:
         if not SHA256_RE.match(ref):
             raise error(f"event seq {event.seq} names blob {show(ref)}, which is not a SHA-256")
     return refs
+
+
+RECEIPT_MAX_BYTES = 16 * 1024 * 1024  # a receipt is ~20 KB; a larger blob is not read as one
+
+
+def receipt_trace_refs(data: bytes) -> list[str]:
+    """The blobs a receipt blob names for its perf cases (`cycles[].logs[].sha256`: the
+    ascendc-cpu trace of each case), so the pipeline view of a replay has them. Any other blob
+    (a source archive, a log, a non-receipt JSON) names none; a malformed name is ignored (the
+    receipt is data, not the format)."""
+    if len(data) > RECEIPT_MAX_BYTES or data[:1] != b"{":
+        return []
+    try:
+        receipt = loads_bounded(data)
+    except ValueError:
+        return []
+    if not isinstance(receipt, dict) or "job_key" not in receipt:
+        return []
+    cycles = receipt.get("cycles")
+    refs: list[str] = []
+    for cycle in cycles if isinstance(cycles, list) else []:
+        logs = cycle.get("logs") if isinstance(cycle, dict) else None
+        for log in logs if isinstance(logs, list) else []:
+            sha = log.get("sha256") if isinstance(log, dict) else None
+            if isinstance(sha, str) and SHA256_RE.match(sha) and sha not in refs:
+                refs.append(sha)
+    return refs

@@ -32,6 +32,7 @@ from justkernel.events.run_archive import (
     EVENTS_NAME,
     MANIFEST_MAX_BYTES,
     MANIFEST_NAME,
+    RECEIPT_MAX_BYTES,
     BundleError,
     InvalidBundle,
     Manifest,
@@ -42,6 +43,7 @@ from justkernel.events.run_archive import (
     decode_event_line,
     is_known_member,
     parse_manifest,
+    receipt_trace_refs,
     show,
 )
 from justkernel.events.run_export import SecretScanner
@@ -351,7 +353,8 @@ def read_bundle(
         for done, blob in enumerate(blobs, start=1):
             _check_blob(zf, entries[blob_member(blob)], blob, checks.scanner)
             report("checking blobs", done, len(blobs))
-    _check_blob_refs(summary.refs, set(blobs))
+        traces = _receipt_refs(zf, entries, summary.refs.keys() & set(blobs))
+    _check_blob_refs(summary.refs, set(blobs), traces)
     return ValidatedBundle(
         sha256=file_sha,
         size=size,
@@ -362,13 +365,34 @@ def read_bundle(
     )
 
 
-def _check_blob_refs(refs: dict[str, int], blobs: set[str]) -> None:
+def _receipt_refs(
+    zf: zipfile.ZipFile, entries: dict[str, zipfile.ZipInfo], named: set[str]
+) -> set[str]:
+    """The trace blobs the receipts among the event-named blobs name (already hash-checked
+    above; read again here, receipts only, each at most RECEIPT_MAX_BYTES)."""
+    found: set[str] = set()
+    for sha in sorted(named):
+        info = entries[blob_member(sha)]
+        if info.file_size > RECEIPT_MAX_BYTES:
+            continue
+        data = b"".join(read_member(zf, info))
+        if hashlib.sha256(data).hexdigest() != sha:
+            raise _hash_mismatch(blob_member(sha))
+        found.update(receipt_trace_refs(data))
+    return found
+
+
+def _check_blob_refs(refs: dict[str, int], blobs: set[str], traces: set[str]) -> None:
+    """Every blob an event names is a member; every member is named by an event or is the
+    trace of a receipt member (a trace a receipt names may be absent: older bundles)."""
     for ref, seq in sorted(refs.items(), key=lambda item: item[1]):
         if ref not in blobs:
             raise InvalidBundle(f"event seq {seq} names blob {ref}, which is missing")
-    unnamed = sorted(blobs - refs.keys())
+    unnamed = sorted(blobs - refs.keys() - traces)
     if unnamed:
-        raise InvalidBundle(f"member {show(blob_member(unnamed[0]))} is not named by any event")
+        raise InvalidBundle(
+            f"member {show(blob_member(unnamed[0]))} is not named by any event or receipt"
+        )
 
 
 @contextmanager

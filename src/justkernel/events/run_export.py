@@ -40,6 +40,7 @@ from justkernel.events.run_archive import (
     decode_event_line,
     encode_event_line,
     parse_manifest,
+    receipt_trace_refs,
 )
 from justkernel.settings import redaction
 from justkernel.settings.secrets import SecretsError, SecretsStore
@@ -218,20 +219,39 @@ async def _read_blob(lab: ArchiveServices, sha: str, seq: int) -> bytes:
 async def _scan_blobs(
     lab: ArchiveServices, plan: _Plan, scanner: SecretScanner, limit: int, report: ProgressFn
 ) -> None:
+    """Every blob an event names, then the trace blobs those receipts name (their
+    `cycles[].logs`) that this lab holds: a replay's pipeline view reads them."""
     total = plan.events.size
+    traces: dict[str, int] = {}
     for done, (sha, seq) in enumerate(sorted(plan.blob_seq.items()), start=1):
         data = await _read_blob(lab, sha, seq)
-        found = scanner.find(data)
-        if found:
-            raise SecretInExport(
-                f"blob {sha} (named by event seq {seq}) contains {found}; a bundle must carry "
-                "no secret, so nothing was exported"
-            )
-        total += len(data)
-        if total > limit:
-            raise _too_big("the bundle's content", total, limit)
-        plan.blobs[blob_member(sha)] = MemberInfo(sha256=sha, size=len(data))
+        total = _add_blob(plan, scanner, sha, seq, data, total, limit)
+        for ref in receipt_trace_refs(data):
+            if ref not in plan.blob_seq:
+                traces.setdefault(ref, seq)
         report("checking blobs", done, len(plan.blob_seq))
+    for sha, seq in sorted(traces.items()):
+        if not await asyncio.to_thread(lab.blobs.has, sha):
+            continue  # not kept here (an older import): the replay shows the figures only
+        data = await _read_blob(lab, sha, seq)
+        total = _add_blob(plan, scanner, sha, seq, data, total, limit)
+        plan.blob_seq[sha] = seq
+
+
+def _add_blob(
+    plan: _Plan, scanner: SecretScanner, sha: str, seq: int, data: bytes, total: int, limit: int
+) -> int:
+    found = scanner.find(data)
+    if found:
+        raise SecretInExport(
+            f"blob {sha} (named by event seq {seq}) contains {found}; a bundle must carry "
+            "no secret, so nothing was exported"
+        )
+    total += len(data)
+    if total > limit:
+        raise _too_big("the bundle's content", total, limit)
+    plan.blobs[blob_member(sha)] = MemberInfo(sha256=sha, size=len(data))
+    return total
 
 
 async def _write(
