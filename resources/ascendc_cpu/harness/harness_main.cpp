@@ -41,7 +41,8 @@
 //   jk-batch {"schema": 1, "cases": [{"out", "state" (exit|signal|timeout|not_run|fork_failed),
 //             "code", "signal", "cpu_seconds", "wall_seconds", "intact"}, ...]}
 // "intact" is true only for exit 0 with the case's files unchanged since its child ended. Exit 0
-// with the report; 70 (no report) if the processes a case left could not be cleared.
+// with the report; 70 (no report) if the processes a case left could not be cleared. The parent ends
+// with _exit: no static destructor (team code) runs in it after the report.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -913,5 +914,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "harness: --batch needs at least one <case_dir>:<out_dir>\n");
         return EXIT_USAGE;
     }
-    return run_batch(slots, trace, hazards, case_wall, case_cpu);
+    const int code = run_batch(slots, trace, hazards, case_wall, case_cpu);
+    // _exit, not return: static destructors (the team's among them) must not run in the parent,
+    // where they could print after the report.
+    std::fflush(nullptr);
+    _exit(code);
 }
