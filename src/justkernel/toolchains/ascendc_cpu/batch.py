@@ -36,13 +36,16 @@ processes behind. None of that can make a case pass that a single run fails:
   overwritten by the later case's own harness (the names are the ones it writes) or make it
   fail (re-run alone). (Digests would do too, but hashing ~60 MB of outputs and traces per
   candidate twice costs ~0.3 s of CPU; the marks cost a few stats.)
+- The parent ends with _exit: no static destructor (team code) runs in it after the report.
+  Its only team code is the static initialisers, which ran before main, as in a single run.
 - Killing or stopping the parent ends the batch abnormally (crashed, timeout): every case of it
   is re-run alone. A case that fails alone fails; outputs are always checked on the host against
   goldens the sandbox never sees.
 
 What remains is what a single run already has: team code that gets arbitrary code execution
-can corrupt its own harness's memory (docs/simulation-and-judging.md, residual risks); in a
-batch that includes static initialisers, which run in the parent before main in any case.
+can corrupt its own harness's memory (docs/security.md, docs/simulation-and-judging.md); in a
+batch that includes the parent, through static initialisers, which run before main in any case.
+The marks assume the real-time clock is not stepped back while a batch runs.
 """
 
 from __future__ import annotations
