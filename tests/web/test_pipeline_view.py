@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -239,3 +240,21 @@ def test_an_export_carries_the_traces_its_receipts_name_and_import_checks_them(
         lambda lab: import_bundle(lab, _forge(tmp_path / "older.jkbundle", older)),
     )
     assert imported.blob_count == len(members) - 1 - 1 - len(traces)
+
+
+def test_html_report_shows_the_pipeline_svg(
+    api: httpx.Client, pipeline_run: dict[str, str], receipt: Receipt
+) -> None:
+    answer = api.get(f"/api/runs/{pipeline_run['run_id']}/report.html")
+    assert answer.status_code == 200, answer.text
+    html = answer.text
+    svgs = re.findall(r"<svg[^>]*class=\"pipeline\"[^>]*>.*?</svg>", html, re.S)
+    assert len(svgs) == len(receipt.perf_case_ids)
+    for pipe in LANES:
+        assert f">{pipe}<" in svgs[0]
+    assert "<script" not in html
+    for cycle in receipt.cycles:
+        assert cycle.pipeline is not None
+        bound = cycle.pipeline.bound_pipe
+        assert f"Pipeline of {cycle.case_id}: bound pipe: {bound}" in html
+        assert f"<td>{bound} (bound)</td><td>{cycle.pipeline.pipes[bound].busy:,}</td>" in html

@@ -29,6 +29,7 @@ from justkernel.reports.document import (
     to_markdown,
 )
 from justkernel.reports.fold import RunState, fold_into
+from justkernel.reports.pipeline_report import pipeline_blocks
 from justkernel.reports.svg import cycles_plot
 from justkernel.reports.team_state import TeamState
 from justkernel.store import Run
@@ -178,6 +179,7 @@ async def _best(lab: Lab, run: Run, state: RunState) -> Section:
         for case, cycles in (best.get("cycles_by_case") or {}).items():
             rows.append([f"cycles {case}", _num(cycles)])
         section.blocks.append(Table(["field", "value"], rows))
+        section.blocks += await pipeline_blocks(lab.blobs, best.get("blob"))
         workspace = lab.settings.workspaces_dir / source_run / team.id
         diff = None
         if team.baseline_commit and best.get("commit"):

@@ -15,7 +15,8 @@ def _t(ts: str) -> float:
     return datetime.fromisoformat(ts).timestamp()
 
 
-def _fmt(value: float) -> str:
+def compact(value: float) -> str:
+    """A figure in three significant digits with k, M or G (axis labels)."""
     for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(value) >= size:
             return f"{value / size:.3g}{unit}"
@@ -52,8 +53,9 @@ def cycles_plot(series: list[dict[str, Any]], width: int = 720, height: int = 30
     )
     for frac in (0.0, 0.5, 1.0):
         value = c0 + frac * (c1 - c0)
+        label = compact(value)
         parts.append(
-            f'<text x="{pad_l - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{_fmt(value)}</text>'
+            f'<text x="{pad_l - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{label}</text>'
         )
     parts.append(
         f'<text x="{pad_l}" y="{height - 8}">0 s</text>'
