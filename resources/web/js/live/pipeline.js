@@ -5,7 +5,7 @@
 // A lane with more intervals than the server's limit arrives as time buckets: each segment is
 // shaded by its busy share, and the view says so.
 import * as api from "../api.js";
-import { $, h, num } from "../dom.js";
+import { $, debounce, h, num } from "../dom.js";
 import { onLang, t } from "../i18n.js";
 
 const COLORS = { MTE2: "#58a6ff", V: "#3fb950", MTE3: "#d2a8ff", S: "#d29922" };
@@ -52,7 +52,7 @@ function shell() {
   const canvas = $("canvas.pipeline-chart", box);
   canvas.addEventListener("mousemove", (e) => hover(canvas, e));
   canvas.addEventListener("mouseleave", () => { $(".pipeline-tip", box).hidden = true; });
-  window.addEventListener("resize", () => { if (!box.hidden && current?.data) draw(current.data); });
+  window.addEventListener("resize", debounce(() => { if (!box.hidden && current?.data) draw(current.data); }, 150));
   onLang(() => { if (!box.hidden && current?.data) render(current.data); });
   return box;
 }
