@@ -116,8 +116,7 @@ def test_pipeline_view_from_the_work_log_live_and_in_a_replay(
     run_id = pipeline_run["run_id"]
     open_dashboard(page, server.base_url, run_id)
     page.select_option("#team-select", TEAM)
-    _check_view(page, receipt)
-    screenshot(page, "pipeline", animations="disabled")
+    _check_view(page, receipt, shot="pipeline")
     page.click("#pipeline-close")
     expect(page.locator("#pipeline-view")).to_be_hidden()
     # the results' leaderboard opens the same view for the team's best receipt
@@ -140,7 +139,7 @@ def test_pipeline_view_from_the_work_log_live_and_in_a_replay(
     _check_view(page, receipt)
 
 
-def _check_view(page: Page, receipt: Receipt) -> None:
+def _check_view(page: Page, receipt: Receipt, shot: str | None = None) -> None:
     button = page.locator("#log-list li.kind-experiment-receipt .pipeline-open").last
     button.click()
     view = page.locator("#pipeline-view")
@@ -156,6 +155,8 @@ def _check_view(page: Page, receipt: Receipt) -> None:
     assert drawn > 0
     for pipe in LANES:
         expect(view.locator(f".pipeline-figures tr[data-pipe='{pipe}']")).to_be_visible()
+    if shot:
+        screenshot(page, shot, animations="disabled")
     # the case selector holds the three perf cases and redraws on change
     options = view.locator("select.pipeline-case option")
     expect(options).to_have_count(len(receipt.perf_case_ids))
