@@ -63,3 +63,12 @@ async def test_a_team_pch_directive_is_refused() -> None:
     out, _ = await _build(src, _shared_pch())
     assert not out.ok and out.status is Status.COMPILE_FAILED
     assert "pch_preprocess" in out.detail and "must be first" in out.log
+
+
+async def test_warm_builds_what_every_job_shares() -> None:
+    tc = toolchain()
+    await tc.warm()
+    folder = cache_dir() / tc.version
+    assert (folder / "main.o").is_file()
+    for unit in ("host", "kernel_f32", "kernel_f16"):
+        assert (folder / "pch" / unit / "jk_pch.h.gch").is_file(), unit

@@ -34,7 +34,12 @@ from justkernel.core.receipts import (
 )
 from justkernel.operators import InputPack, OperatorDefinition, load_operator
 from justkernel.toolchains.ascendc_cpu import library
-from justkernel.toolchains.ascendc_cpu.build import BuildOutcome, HarnessMain, build_candidate
+from justkernel.toolchains.ascendc_cpu.build import (
+    BuildOutcome,
+    HarnessMain,
+    build_candidate,
+    compile_steps,
+)
 from justkernel.toolchains.ascendc_cpu.objcache import ObjectCache
 from justkernel.toolchains.ascendc_cpu.pch import PrecompiledHeaders
 from justkernel.toolchains.ascendc_cpu.run import CaseRunner
@@ -149,6 +154,16 @@ class AscendcCpuToolchain:
             sandbox=sandbox_kind(),
             cpu_model=cpu_model(),
         )
+
+    async def warm(self) -> float:
+        """Build what every job shares now, not in the first job: the harness main (~11 CPU-s
+        at -O2) and the precompiled headers of every unit (~1 CPU-s each). Seconds taken."""
+        t = time.monotonic()
+        units = compile_steps(self.target, library.DTYPES)
+        await asyncio.gather(
+            self._main.path(), *(self._pch.folder(u.name, u.pch_argv) for u in units)
+        )
+        return time.monotonic() - t
 
     def dtypes_for(self, spec: JobSpec, packs: Mapping[str, InputPack]) -> tuple[str, ...]:
         """The dtypes whose kernel this job needs: a float32-only probe skips the half build."""
