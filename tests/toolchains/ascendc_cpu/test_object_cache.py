@@ -8,30 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from justkernel.toolchains import check_tree
-from justkernel.toolchains.ascendc_cpu.build import REUSED, BuildOutcome, build_candidate
+from justkernel.toolchains.ascendc_cpu.build import REUSED, BuildOutcome
 from justkernel.toolchains.ascendc_cpu.objcache import ObjectCache, reads_only
-from tests.toolchains.ascendc_cpu.ladder_support import harness_main, toolchain
-from tests.toolchains.ascendc_cpu.toolchain_support import copy_template
+from tests.toolchains.ascendc_cpu.ladder_support import toolchain
+from tests.toolchains.ascendc_cpu.toolchain_support import build_float32, copy_template
 from tests.workers.test_evaluator_shared import fresh_dir
 
 pytestmark = pytest.mark.timeout(300)
 
 
 async def _build(src: Path, cache: ObjectCache) -> BuildOutcome:
-    tc = toolchain()
-    build = fresh_dir("objcache-build") / "build"
-    build.mkdir(mode=0o755)
-    out = await build_candidate(
-        src,
-        build,
-        tc.target,
-        check_tree(src, tc.definition).editable,
-        await harness_main(tc).path(),
-        ("float32",),
-        tc.limits.compile,
-        cache=cache,
-    )
+    out, _ = await build_float32(src, cache=cache)
     assert out.ok, out.detail
     assert out.harnesses["float32"].is_file()
     return out

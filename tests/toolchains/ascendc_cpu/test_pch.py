@@ -3,37 +3,15 @@ compiles to, and a team cannot load a precompiled header of its own."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from justkernel.core.receipts import Status
-from justkernel.toolchains import check_tree
-from justkernel.toolchains.ascendc_cpu.build import BuildOutcome, build_candidate
 from justkernel.toolchains.ascendc_cpu.pch import PrecompiledHeaders
-from tests.toolchains.ascendc_cpu.ladder_support import cache_dir, harness_main, toolchain
-from tests.toolchains.ascendc_cpu.toolchain_support import copy_template
-from tests.workers.test_evaluator_shared import fresh_dir
+from tests.toolchains.ascendc_cpu.ladder_support import cache_dir, toolchain
+from tests.toolchains.ascendc_cpu.toolchain_support import build_float32, copy_template
 
 pytestmark = pytest.mark.timeout(300)
 PRAGMA = '#pragma GCC pch_preprocess "/sandbox/pch/jk_pch.h.gch"'
-
-
-async def _build(src: Path, pch: PrecompiledHeaders | None) -> tuple[BuildOutcome, Path]:
-    tc = toolchain()
-    build = fresh_dir("pch-build") / "build"
-    build.mkdir(mode=0o755)
-    out = await build_candidate(
-        src,
-        build,
-        tc.target,
-        check_tree(src, tc.definition).editable,
-        await harness_main(tc).path(),
-        ("float32",),
-        tc.limits.compile,
-        pch=pch,
-    )
-    return out, build
 
 
 def _shared_pch() -> PrecompiledHeaders:
@@ -44,8 +22,8 @@ def _shared_pch() -> PrecompiledHeaders:
 
 async def test_units_use_the_pch_and_compile_to_the_same_bytes() -> None:
     src = copy_template("pch")
-    fast, fast_dir = await _build(src, _shared_pch())
-    plain, plain_dir = await _build(src, None)
+    fast, fast_dir = await build_float32(src, pch=_shared_pch())
+    plain, plain_dir = await build_float32(src)
     assert fast.ok and plain.ok, (fast.detail, plain.detail)
     for unit, obj in (("host", "host.o"), ("kernel_f32", "kernel_f32.o")):
         ii = (fast_dir / unit / obj).with_suffix(".ii").read_text()
@@ -60,7 +38,7 @@ async def test_a_team_pch_directive_is_refused() -> None:
     src = copy_template("pch-hostile")
     kernel = src / toolchain().target.kernel_source
     kernel.write_text('#pragma GCC pch_preprocess "op_kernel/evil.gch"\n' + kernel.read_text())
-    out, _ = await _build(src, _shared_pch())
+    out, _ = await build_float32(src, pch=_shared_pch())
     assert not out.ok and out.status is Status.COMPILE_FAILED
     assert "pch_preprocess" in out.detail and "must be first" in out.log
 

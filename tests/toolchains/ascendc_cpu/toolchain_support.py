@@ -9,7 +9,11 @@ from pathlib import Path
 
 from justkernel.core.receipts import Receipt
 from justkernel.store.blobs import BlobStore
-from tests.toolchains.ascendc_cpu.ladder_support import toolchain
+from justkernel.toolchains import check_tree
+from justkernel.toolchains.ascendc_cpu.build import BuildOutcome, build_candidate
+from justkernel.toolchains.ascendc_cpu.objcache import ObjectCache
+from justkernel.toolchains.ascendc_cpu.pch import PrecompiledHeaders
+from tests.toolchains.ascendc_cpu.ladder_support import harness_main, toolchain
 from tests.workers.test_evaluator_shared import evaluator, fresh_dir, shared_settings
 
 _memo: dict[str, Receipt] = {}
@@ -17,6 +21,27 @@ _memo: dict[str, Receipt] = {}
 
 def template() -> Path:
     return toolchain().definition.project_dir
+
+
+async def build_float32(
+    src: Path, *, cache: ObjectCache | None = None, pch: PrecompiledHeaders | None = None
+) -> tuple[BuildOutcome, Path]:
+    """build_candidate on `src` for float32 only, in a fresh build folder (returned)."""
+    tc = toolchain()
+    build = fresh_dir("ascendc-build") / "build"
+    build.mkdir(mode=0o755)
+    out = await build_candidate(
+        src,
+        build,
+        tc.target,
+        check_tree(src, tc.definition).editable,
+        await harness_main(tc).path(),
+        ("float32",),
+        tc.limits.compile,
+        cache=cache,
+        pch=pch,
+    )
+    return out, build
 
 
 def copy_template(prefix: str) -> Path:
