@@ -1,10 +1,10 @@
 """The team harness: one Deep Agents agent per team, rooted in the team's workspace.
 
 The agent gets the built-in file tools and the todo list (confined to the workspace by
-`WorkspaceBackend`), the lab tools (`build_tools`), the skills copied into the workspace, the
-team's middlewares (`team_middleware`: inbox acks, watchdog, budget, events, model-call slots)
-and a checkpointer keyed by the team's thread, so a restarted lab resumes every team where it
-was.
+`WorkspaceBackend`), the lab tools (`build_tools`), the skills copied into the workspace (with
+the Ascend C versions on top for an Ascend C workspace: `agents.skills`), the team's
+middlewares (`team_middleware`: inbox acks, watchdog, budget, events, model-call slots) and a
+checkpointer keyed by the team's thread, so a restarted lab resumes every team where it was.
 
 A team may have members (analyst, developer, reviewer): Deep Agents subagents the team's model
 delegates to with the `task` tool. A member runs on the preset the team's config chose for it
@@ -43,10 +43,10 @@ from justkernel.agents.middleware.slots import ModelCallSlotsMiddleware
 from justkernel.agents.middleware.watchdog import WatchdogMiddleware
 from justkernel.agents.offline import OFFLINE_PROVIDER, OfflinePlaybookModel
 from justkernel.agents.providers import build_chat_model
+from justkernel.agents.skills import skill_sources
 from justkernel.agents.tools import TeamContext, build_tools
 from justkernel.settings.models import ModelPreset
 from justkernel.settings.secrets import SecretsStore
-from justkernel.teams.workspace import SKILLS_DIR
 
 SYSTEM_PROMPT = """You are {team_name}, an engineering team optimizing the {operator} kernel of \
 the JustKernel lab. Your workspace is a copy of the operator project: `/spec.md` explains the \
@@ -242,7 +242,7 @@ def build_team_agent(
         ),
         middleware=[TodoListMiddleware(), *middleware(seat)],
         subagents=subagents,
-        skills=[f"/{SKILLS_DIR}/"],
+        skills=skill_sources(ctx.workspace.operator),
         permissions=[
             FilesystemPermission(operations=["write"], paths=FORBIDDEN_WRITES, mode="deny")
         ],

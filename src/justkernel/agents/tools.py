@@ -3,11 +3,14 @@
 Tools are closures over one team's `TeamContext`; they reach the world only through it (the
 workspace, the evaluator, the notebook, the event log). Results are short JSON the model can
 act on; full receipts go to `scratch/receipts/` in the workspace and can be paged with
-`read_simulation_results(section=...)`.
+`read_simulation_results(section=...)`: what a model reads of a receipt is
+`agents.receipt_view`'s (both toolchains), an ascendc-cpu trace's paged summary
+`agents.pipeline_pages`'.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -17,8 +20,11 @@ from typing import Annotated, Any, Literal, Protocol
 
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 
+from justkernel.agents.pipeline_pages import PipelinePages, PipelineUnavailable
+from justkernel.agents.receipt_view import profile, receipt_summary
 from justkernel.core.events import EventPayload
 from justkernel.core.events.agents import CasesProposed, ExperimentPlanned, ExperimentReceipt
+from justkernel.core.pipeline_trace import TRACE_SUFFIX
 from justkernel.core.receipts import Receipt
 from justkernel.events import EventLog
 from justkernel.operators import CaseSpec, local_cases, perf_cases
@@ -26,6 +32,8 @@ from justkernel.store import BlobStore
 from justkernel.store.experiments import ExperimentBook
 from justkernel.teams.proposed_cases import ProposalError, ProposedCases
 from justkernel.teams.workspace import SCRATCH_DIR, TeamWorkspace
+
+__all__ = ["TeamContext", "build_tools", "receipt_summary"]
 
 PAGE_CHARS = 4000
 SMOKE_CASE = "c15_small_bcast_f32"  # 35 elements: proves the build links and runs
@@ -96,53 +104,9 @@ def _json(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def receipt_summary(receipt: Receipt, best: int | None) -> dict[str, Any]:
-    """What the agent needs to decide its next step, and no more."""
-    failed = []
-    checks = receipt.cases + [c.check for c in receipt.cycles]
-    for case in checks:
-        if case.passed is False:
-            worst = max(
-                case.outputs,
-                key=lambda o: o.error_ratio or 0.0,
-                default=None,
-            )
-            failed.append(
-                {
-                    "case_id": case.case_id,
-                    "outcome": str(case.outcome),
-                    "detail": case.detail,
-                    "output": worst.name if worst else None,
-                    "error_ratio": worst.error_ratio if worst else None,
-                    "max_abs_error": worst.max_abs_error if worst else None,
-                    "first_failures": worst.first_failures[:5] if worst else [],
-                }
-            )
-    summary: dict[str, Any] = {
-        "receipt_id": receipt.job_key,
-        "mode": str(receipt.kind),
-        "status": str(receipt.status),
-        "detail": receipt.detail,
-        "cache_hit": receipt.cache_hit,
-        "source_sha256": receipt.source_sha256,
-        "cases_run": len([c for c in receipt.cases if c.passed is not None]),
-        "cases_passed": len([c for c in receipt.cases if c.passed]),
-        "failed_cases": failed[:10],
-        "cycles": {c.case_id: c.est_cycles for c in receipt.cycles},
-        "total_est_cycles": receipt.total_est_cycles,
-        "best_total_est_cycles_so_far": best,
-    }
-    if receipt.compile is not None and not receipt.compile.ok:
-        summary["compile"] = {
-            "failed_step": receipt.compile.failed_step,
-            "diagnostics": receipt.compile.diagnostics_head[:20],
-            "problems": receipt.compile.problems[:10],
-        }
-    return summary
-
-
 def build_tools(ctx: TeamContext) -> list[BaseTool]:
     known_cases = {c.id: c for c in local_cases()}
+    timelines = PipelinePages(ctx.blobs.get)
 
     @tool
     async def record_experiment_plan(
@@ -266,12 +230,24 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
     @tool
     async def read_simulation_results(
         receipt_id: str | None = None,
-        section: Literal["summary", "log", "profile"] = "summary",
+        section: Literal["summary", "log", "profile", "pipeline"] = "summary",
         offset: int = 0,
+        case_id: str | None = None,
+        page: int = 1,
     ) -> str:
-        """Read a receipt (the latest by default). section="summary": structured results;
-        "log": compiler and run logs, paged by `offset` (characters); "profile": cycle
-        counters per performance case."""
+        """Read a receipt (the latest by default).
+
+        section="summary": status, failing cases, cycles per perf case; for an ascendc-cpu
+        receipt also per perf case the bound pipe and the per-pipe table (busy cycles,
+        utilisation, instructions), and for api_misuse the check, site and message.
+        "log": compiler and run logs, paged by `offset` (characters).
+        "profile": the simulator's figures per perf case: callgrind counters (cpu toolchain)
+        or the pipe model's record (ascendc-cpu: every pipe, each core's makespan).
+        "pipeline" (ascendc-cpu only): one perf case's timeline (`case_id`, default the
+        costliest) per core and pipe: busy and utilisation, longest idle gaps and which other
+        pipe was busy during them, the costliest instructions with their source line; cores
+        slowest first, paged by `page` (1-based, `next_page` says if there is more).
+        """
         key = receipt_id or ctx.last_receipt_key
         receipt = ctx.receipts.get(key or "") or _load_receipt(ctx, key)
         if receipt is None:
@@ -279,23 +255,17 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
         if section == "summary":
             return _json(receipt_summary(receipt, ctx.best_cycles))
         if section == "profile":
-            return _json(
-                {
-                    "receipt_id": receipt.job_key,
-                    "profile": [
-                        {
-                            "case_id": c.case_id,
-                            "est_cycles": c.est_cycles,
-                            "counters": c.counters.model_dump() if c.counters else None,
-                        }
-                        for c in receipt.cycles
-                    ],
-                }
-            )
+            return _json(profile(receipt))
+        if section == "pipeline":
+            try:
+                answer = await asyncio.to_thread(timelines.page, receipt, case_id, page)
+            except PipelineUnavailable as exc:
+                return _json({"receipt_id": receipt.job_key, "error": str(exc)})
+            return _json(answer)
         text = _log_text(ctx, receipt)
-        page = text[offset : offset + PAGE_CHARS]
+        page_text = text[offset : offset + PAGE_CHARS]
         following = offset + PAGE_CHARS if offset + PAGE_CHARS < len(text) else None
-        return _json({"receipt_id": receipt.job_key, "log": page, "next_offset": following})
+        return _json({"receipt_id": receipt.job_key, "log": page_text, "next_offset": following})
 
     @tool
     async def list_local_cases() -> str:
@@ -388,6 +358,9 @@ def _log_text(ctx: TeamContext, receipt: Receipt) -> str:
     if receipt.compile is not None:
         parts.append("## compile\n" + "\n".join(receipt.compile.diagnostics_head))
     for ref in receipt.all_logs():
+        if ref.name.endswith(TRACE_SUFFIX):  # binary; section="pipeline" reads it
+            parts.append(f"## {ref.name}\n(a pipeline trace: read it with section='pipeline')")
+            continue
         try:
             data = ctx.blobs.get(ref.sha256).decode("utf-8", "replace")
         except (OSError, ValueError):

@@ -7,23 +7,34 @@ needs far fewer shapes than that. So each lane's busy intervals are merged (unio
 more than `max_segments` remain, folded into at most `max_segments` equal time buckets, each
 drawn as one segment with the busy cycles inside it (its shade). Busy totals stay exact either
 way: they are sums of the union, never of the drawn shapes. Pure functions over parsed JSON, so
-the dashboard and the report draw the same thing.
+the dashboard and the report draw the same thing; reading the trace into lanes is
+`core.pipeline_trace`'s, shared with the agents' `read_simulation_results(section="pipeline")`.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections import defaultdict
 from typing import Any
 
+from justkernel.core.pipeline_trace import (
+    PIPE_ORDER,
+    TRACE_SUFFIX,
+    NotATrace,
+    load_trace,
+    read_lanes,
+)
+
+__all__ = [
+    "MAX_SEGMENTS",
+    "PIPE_ORDER",
+    "TRACE_SUFFIX",
+    "NotATrace",
+    "build_timeline",
+    "load_trace",
+    "receipt_cases",
+]
+
 MAX_SEGMENTS = 1500
-PIPE_ORDER = ("MTE2", "V", "MTE3", "S")  # msprof's simulator chart: loads, compute, stores, scalar
-TRACE_SUFFIX = ".trace.json.gz"  # the blob name the ascendc-cpu toolchain gives a case's trace
-
-
-class NotATrace(ValueError):
-    """The blob is not a Chrome trace of the ascendc-cpu harness."""
 
 
 def receipt_cases(receipt: Any) -> dict[str, dict[str, Any]]:
@@ -52,55 +63,6 @@ def receipt_cases(receipt: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def load_trace(blob: bytes) -> Any:
-    """A stored trace blob back as JSON (gzip, as `toolchains.ascendc_cpu.run` keeps it)."""
-    try:
-        return json.loads(gzip.decompress(blob))
-    except (OSError, EOFError, ValueError) as exc:
-        raise NotATrace(f"not a gzip-compressed JSON trace ({exc})") from None
-
-
-def _events(trace: Any) -> list[Any]:
-    events = trace.get("traceEvents") if isinstance(trace, dict) else trace
-    if not isinstance(events, list):
-        raise NotATrace("no traceEvents list")
-    return events
-
-
-def _clock_mhz(trace: Any) -> float | None:
-    other = trace.get("otherData") if isinstance(trace, dict) else None
-    clock = other.get("clock_mhz") if isinstance(other, dict) else None
-    return float(clock) if isinstance(clock, int | float) and clock > 0 else None
-
-
-def _span(event: dict[str, Any], clock: float | None) -> tuple[int, int] | None:
-    """(start, end) in cycles: the harness's exact `args.start_cycle`/`args.cycles`, else
-    `ts`/`dur` (µs) times the SoC clock."""
-    args = event.get("args")
-    if isinstance(args, dict):
-        start, cycles = args.get("start_cycle"), args.get("cycles")
-        if isinstance(start, int) and isinstance(cycles, int) and cycles >= 0:
-            return start, start + cycles
-    ts, dur = event.get("ts"), event.get("dur")
-    if clock is None or not isinstance(ts, int | float) or not isinstance(dur, int | float):
-        return None
-    start = round(ts * clock)
-    return start, start + max(0, round(dur * clock))
-
-
-def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if end <= start:
-            continue
-        if merged and start <= merged[-1][1]:
-            if end > merged[-1][1]:
-                merged[-1] = (merged[-1][0], end)
-        else:
-            merged.append((start, end))
-    return merged
-
-
 def _buckets(merged: list[tuple[int, int]], width: int) -> list[int]:
     """Busy cycles per bucket of `width` cycles, as flat [start, end, busy, ...] over the
     buckets that hold any: at most total / width segments."""
@@ -117,10 +79,6 @@ def _buckets(merged: list[tuple[int, int]], width: int) -> list[int]:
     return flat
 
 
-def _order(pipe: str) -> tuple[int, str]:
-    return (PIPE_ORDER.index(pipe) if pipe in PIPE_ORDER else len(PIPE_ORDER), pipe)
-
-
 def build_timeline(trace: Any, max_segments: int = MAX_SEGMENTS) -> dict[str, Any]:
     """Per core (process), per pipe lane (thread): busy cycles, trace events,
     utilisation (busy / that core's makespan) and at most `max_segments` segments as a flat
@@ -128,63 +86,41 @@ def build_timeline(trace: Any, max_segments: int = MAX_SEGMENTS) -> dict[str, An
     (`bucket_cycles` wide, shaded by busy / width), not the exact intervals."""
     if max_segments < 1:
         raise ValueError("max_segments must be at least 1")
-    events = _events(trace)
-    clock = _clock_mhz(trace)
-    cores: dict[int, str] = {}
-    pipes: dict[tuple[int, int], str] = {}
-    spans: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
-    counts: dict[tuple[int, int], int] = defaultdict(int)
-    for event in events:
-        if not isinstance(event, dict):
-            continue
-        pid, tid, ph = event.get("pid"), event.get("tid"), event.get("ph")
-        if not isinstance(pid, int) or not isinstance(tid, int):
-            continue
-        if ph == "M":
-            name = (event.get("args") or {}).get("name")
-            if event.get("name") == "process_name" and isinstance(name, str):
-                cores[pid] = name
-            elif event.get("name") == "thread_name" and isinstance(name, str):
-                pipes[(pid, tid)] = name
-        elif ph == "X":
-            span = _span(event, clock)
-            if span is not None:
-                spans[(pid, tid)].append(span)
-                counts[(pid, tid)] += 1
-    lanes = {key: _union(found) for key, found in spans.items()}
-    total = max((m[-1][1] for m in lanes.values() if m), default=0)
+    read = read_lanes(trace)
+    total = read.total
     width = max(1, -(-total // max_segments))
     downsampled = False
     by_core: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for (pid, tid), merged in lanes.items():
+    for lane in read.lanes:  # sorted by core, then pipe order
+        merged = lane.merged
         exact = len(merged) <= max_segments
         downsampled |= not exact
         flat = [x for s, e in merged for x in (s, e, e - s)] if exact else _buckets(merged, width)
-        by_core[pid].append(
+        by_core[lane.core].append(
             {
-                "pipe": pipes.get((pid, tid), f"thread {tid}"),
-                "busy": sum(e - s for s, e in merged),
-                "events": counts[(pid, tid)],
+                "pipe": lane.pipe,
+                "busy": lane.busy,
+                "events": lane.events,
                 "intervals": len(merged),
                 "downsampled": not exact,
                 "segments": flat,
             }
         )
     out_cores = []
-    for pid in sorted(set(by_core) | set(cores)):
-        core_lanes = sorted(by_core.get(pid, []), key=lambda lane: _order(lane["pipe"]))
-        makespan = max((m[-1][1] for (p, _t), m in lanes.items() if p == pid and m), default=0)
+    for pid in read.cores():
+        core_lanes = by_core.get(pid, [])
+        makespan = read.makespan(pid)
         for lane in core_lanes:
             lane["utilisation"] = round(lane["busy"] / makespan, 6) if makespan else None
-        name = cores.get(pid, f"core {pid}")
+        name = read.core_names.get(pid, f"core {pid}")
         out_cores.append({"core": pid, "name": name, "makespan": makespan, "lanes": core_lanes})
     return {
         "total": total,
         "unit": "cycles",
-        "clock_mhz": clock,
+        "clock_mhz": read.clock_mhz,
         "max_segments": max_segments,
         "downsampled": downsampled,
         "bucket_cycles": width if downsampled else None,
-        "events": sum(counts.values()),
+        "events": sum(lane.events for lane in read.lanes),
         "cores": out_cores,
     }
