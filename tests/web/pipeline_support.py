@@ -10,10 +10,10 @@ import concurrent.futures
 from pathlib import Path
 
 from justkernel.agents.tools import receipt_summary
+from justkernel.core.pipeline_trace import TRACE_SUFFIX
 from justkernel.core.receipts import Receipt
 from justkernel.events import NewEvent
 from justkernel.lab import Lab
-from justkernel.reports.pipeline_timeline import TRACE_SUFFIX
 from tests.toolchains.ascendc_cpu.toolchain_support import baseline_receipt, blob
 from tests.web.synthetic import in_lab, write_run
 

@@ -10,8 +10,9 @@ import json
 
 import pytest
 
+from justkernel.core.pipeline_trace import NotATrace, load_trace
 from justkernel.reports.pipeline_svg import pipeline_svg
-from justkernel.reports.pipeline_timeline import NotATrace, build_timeline, load_trace
+from justkernel.reports.pipeline_timeline import build_timeline
 
 PIPES = ("S", "V", "MTE2", "MTE3")
 

@@ -64,7 +64,7 @@ MEMBERS = [
         "name": "analyst",
         "description": "Reads receipts and logs and explains where cycles or precision are lost.",
         "system_prompt": "You analyse receipts (read_simulation_results) and name the bottleneck "
-        "with evidence: which case, which counter, how much. You do not edit files.",
+        "with evidence: which case, which counter or pipe, how much. You do not edit files.",
     },
     {
         "name": "developer",

@@ -11,14 +11,10 @@ import asyncio
 import json
 from typing import Any
 
+from justkernel.core.pipeline_trace import NotATrace, load_trace
 from justkernel.reports.document import Block, Figure, Table
 from justkernel.reports.pipeline_svg import pipeline_svg
-from justkernel.reports.pipeline_timeline import (
-    NotATrace,
-    build_timeline,
-    load_trace,
-    receipt_cases,
-)
+from justkernel.reports.pipeline_timeline import build_timeline, receipt_cases
 from justkernel.store import BlobStore
 
 SEGMENT_BUDGET = 2400  # rects per chart (all lanes): keeps a 40-core chart a few hundred KB

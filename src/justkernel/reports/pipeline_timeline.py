@@ -16,23 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from justkernel.core.pipeline_trace import (
-    PIPE_ORDER,
-    TRACE_SUFFIX,
-    NotATrace,
-    load_trace,
-    read_lanes,
-)
-
-__all__ = [
-    "MAX_SEGMENTS",
-    "PIPE_ORDER",
-    "TRACE_SUFFIX",
-    "NotATrace",
-    "build_timeline",
-    "load_trace",
-    "receipt_cases",
-]
+from justkernel.core.pipeline_trace import TRACE_SUFFIX, read_lanes
 
 MAX_SEGMENTS = 1500
 

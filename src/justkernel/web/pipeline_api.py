@@ -22,14 +22,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from justkernel.core.pipeline_trace import NotATrace, load_trace
 from justkernel.lab import Lab
-from justkernel.reports.pipeline_timeline import (
-    MAX_SEGMENTS,
-    NotATrace,
-    build_timeline,
-    load_trace,
-    receipt_cases,
-)
+from justkernel.reports.pipeline_timeline import MAX_SEGMENTS, build_timeline, receipt_cases
 from justkernel.store import BlobStore
 from justkernel.store.blobs import SHA256_RE
 
