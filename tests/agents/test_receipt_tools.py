@@ -1,8 +1,10 @@
-"""What a model reads of a real ascendc-cpu receipt through `read_simulation_results`: the
-summary's bound pipe and per-pipe table, the paged per-pipe timeline of a perf case (bounded
-pages, a clear answer past the last one), and a clear "no pipeline" answer for a receipt of
-the cpu toolchain. The receipt is the Ascend C template's full job, evaluated once per test
-process (`toolchain_support.baseline_receipt`, ~10 s), its trace blobs in the shared store."""
+"""What a model reads of real receipts through `read_simulation_results`: the summary's bound
+pipe and per-pipe table, the paged per-pipe timeline of a perf case (bounded pages, a clear
+answer past the last one), a misuse's check, site and message, and a clear "no pipeline"
+answer for a receipt of the cpu toolchain. The ascendc-cpu receipt is the Ascend C template's
+full job (`toolchain_support.baseline_receipt`), the cpu one the C port's
+(`baseline_full_receipt`): each evaluated once per test process and shared with the tests of
+the toolchains, the web and the workers, their blobs in the shared store."""
 
 from __future__ import annotations
 
@@ -17,6 +19,13 @@ from justkernel.agents.pipeline_pages import PAGE_CHARS, PipelinePages
 from justkernel.agents.tools import TeamContext, build_tools
 from justkernel.core.receipts import Receipt
 from justkernel.store.blobs import BlobStore
+from tests.toolchains.ascendc_cpu.ladder_support import (
+    PROBE_CASE,
+    marked_site,
+    misuse_project,
+    run,
+    toolchain,
+)
 from tests.toolchains.ascendc_cpu.toolchain_support import baseline_receipt
 from tests.workers.test_evaluator_shared import baseline_full_receipt, shared_settings
 
@@ -134,3 +143,19 @@ def test_cpu_receipt_has_no_pipeline(cpu_receipt: Receipt, tmp_path: Path) -> No
     assert "no pipeline for the cpu toolchain" in answer["error"]
     profile = read(section="profile")["profile"]
     assert profile and all(p["counters"]["Ir"] > 0 for p in profile)
+
+
+def test_summary_names_a_misuse_check_site_and_message(tmp_path: Path) -> None:
+    """A real api_misuse receipt (the racy fixture kernel of test_misuse, one probe case)."""
+    tc = toolchain()
+    project = misuse_project(tc, "pipeline_hazard")
+    receipt = asyncio.run(run(tc, project)).receipt
+    summary = _reader([receipt], tmp_path)()
+    assert summary["status"] == "api_misuse"
+    file, line = marked_site(project)
+    misuse = summary["misuse"]
+    assert misuse["check"] == "pipeline_hazard" and misuse["site"] == f"{file}:{line}"
+    assert "MTE2" in misuse["message"] and misuse["case_id"] == PROBE_CASE
+    assert "rule-review" in summary["misuse_help"]
+    failed = summary["failed_cases"][0]
+    assert failed["outcome"] == "api_misuse" and failed["misuse"]["check"] == "pipeline_hazard"
