@@ -6,6 +6,8 @@ reports, so a model can map an `api_misuse` record to its fix."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -14,9 +16,15 @@ from deepagents.middleware.skills import SkillsMiddleware
 
 from justkernel.agents.backend import WorkspaceBackend
 from justkernel.agents.skills import is_ascendc_project, skill_sources
+from justkernel.app import LabRuntime
 from justkernel.operators import OperatorDefinition, load_operator
 from justkernel.paths import resources_dir
+from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.teams.workspace import TeamWorkspace
+from tests.support.labs import scripted_preset
+from tests.support.openai_server import OpenAIServer, Reply
+
+KEY = "sk-ascendc-skills-key-0042"
 
 
 def _loaded(definition: OperatorDefinition, root: Path) -> dict[str, str]:
@@ -69,3 +77,22 @@ def test_ascendc_rule_review_names_every_misuse_check() -> None:
     review = (resources_dir() / "skills" / "ascendc" / "rule-review" / "SKILL.md").read_text()
     rows = set(re.findall(r"^\| `([a-z_0-9]+)` \|", review, flags=re.M))
     assert rows == found
+
+
+async def test_an_ascendc_team_is_prompted_with_the_ascendc_skills(runtime: LabRuntime) -> None:
+    """Through the real harness and scheduler: a team whose workspace is the Ascend C project
+    gets the Ascend C skills listed in its system prompt and is told which files are fixed."""
+    runtime.lab.secrets.set("scripted_key", KEY)
+    async with OpenAIServer(lambda _body: Reply(text="Nothing to try. [done]"), api_key=KEY) as srv:
+        runtime.presets["scripted"] = scripted_preset(srv.base_url)
+        ascendc = dataclasses.replace(runtime, operator=runtime.operator.ascendc_target())
+        run = await runtime.lab.runs.create("ascendc skills")
+        scheduler = ascendc.scheduler(run.id, SchedulerConfig())
+        await scheduler.add_team("scripted")
+        await scheduler.run(seconds=60)
+        system = json.dumps([m for m in srv.chat_bodies[0]["messages"] if m["role"] == "system"])
+    assert "/skills/ascendc/engineering-workflow/SKILL.md" in system
+    assert "/skills/ascendc/rule-review/SKILL.md" in system
+    assert "/skills/evidence-distillation/SKILL.md" in system
+    assert "/skills/rule-review/SKILL.md" not in system  # the C port's, replaced
+    assert "every other file of the Ascend C project are fixed" in system
