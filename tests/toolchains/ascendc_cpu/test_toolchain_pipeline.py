@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from justkernel.cli.evaluate_cmd import render_receipt
 from justkernel.cli.main import app
+from justkernel.core.pipeline_trace import TRACE_SUFFIX, load_trace
 from justkernel.core.receipts import CaseOutcome, Receipt, Status
-from justkernel.toolchains.ascendc_cpu.run import TRACE_SUFFIX, load_trace
 from tests.toolchains.ascendc_cpu.ladder_support import (
     KERNEL,
     PERF_CASES,

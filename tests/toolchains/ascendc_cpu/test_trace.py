@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from justkernel.core.pipeline_trace import TRACE_SUFFIX, load_trace
 from justkernel.core.receipts import CycleResult, Status
-from justkernel.toolchains.ascendc_cpu.run import TRACE_SUFFIX, load_trace
 from tests.toolchains.ascendc_cpu.ladder_support import PERF_CASES, Ran, ladder
 
 pytestmark = pytest.mark.timeout(300)

@@ -11,7 +11,7 @@ trace.json is kept whole (a Chrome trace cut in the middle would not load) but g
 as the blob `<case>.trace.json.gz`: 7-12 MB of JSON per perf case shrinks ~15x at gzip level 3
 (a third of level 6's CPU for 20 % more bytes), and Perfetto and chrome://tracing open gzipped
 traces as they are. The gzip header has mtime 0 and no file name,
-so the same trace is the same blob (`load_trace` reads one back).
+so the same trace is the same blob (`core.pipeline_trace.load_trace` reads one back).
 
 A job's cases first run in batches, one sandbox per harness (`batch`); a case judged from a batch
 is judged by the same code as a single run, and every other case runs alone, as above.
@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from justkernel.core.pipeline_trace import TRACE_SUFFIX
 from justkernel.core.receipts import (
     CaseOutcome,
     CaseResult,
@@ -55,7 +56,6 @@ from justkernel.toolchains.sandbox.checked import run_checked
 HARNESS = "/sandbox/bin/harness"
 EXIT_MISUSE = 7  # the other exit codes are the CPU harness's (operator.toml [harness])
 MISUSE_FILE, RUN_FILE, TRACE_FILE = "misuse.json", "run.json", "trace.json"
-TRACE_SUFFIX = ".trace.json.gz"  # the receipt blob name of a perf case's trace: <case> + this
 MAX_MISUSE_BYTES = 64 << 10
 MAX_RUN_BYTES = 4 << 20
 MAX_TEXT = 500  # characters kept of a misuse message or site
@@ -151,11 +151,6 @@ def keep_whole(sink: LogSink, name: str, path: Path) -> LogRef | None:
     sink.folder.mkdir(parents=True, exist_ok=True)
     (sink.folder / digest).write_bytes(packed)
     return LogRef(name=name, sha256=digest, bytes=len(packed))
-
-
-def load_trace(blob: bytes) -> Any:
-    """A stored trace blob (`<case>.trace.json.gz`) back as the Chrome trace-event JSON."""
-    return json.loads(gzip.decompress(blob))
 
 
 @dataclass(frozen=True)
