@@ -8,9 +8,11 @@ with a deterministic per-pipe cycle model.
     cases with --trace (cycles, per-pipe table, trace.json blob)
 
 Modules: `library` (where the library is, the g++ commands, the facts behind the version),
-`build` (sandboxed compile and link), `source_check` and `objects` (what user code may hold),
-`run` (one case in the sandbox and its verdict), `toolchain` (the stages), `soc` (the SoC
-parameter file). Docs: docs/simulation-and-judging.md, "The ascendc-cpu toolchain".
+`build` (sandboxed compile and link), `pch` (the precompiled library headers), `objcache` (team
+objects kept per unit), `source_check` and `objects` (what user code may hold), `run` (one case
+in the sandbox and its verdict), `batch` (a dtype's cases in one sandbox, a fork per case, and
+the re-run rule), `toolchain` (the stages), `soc` (the SoC parameter file). Docs:
+docs/simulation-and-judging.md, "The ascendc-cpu toolchain".
 """
 
 from __future__ import annotations
