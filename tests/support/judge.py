@@ -38,6 +38,7 @@ from justkernel.judge.server import JudgeConfig, create_judge_app
 from justkernel.operators import load_operator
 from justkernel.web.server import bind_socket
 from tests.support.labs import open_folder
+from tests.support.server import read_until
 from tests.workers.test_evaluator_shared import shared_root
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -127,22 +128,6 @@ class RunningJudge:
                 self.process.wait()
 
 
-def _read_until(process: subprocess.Popen[str], output: list[str], pattern: re.Pattern) -> str:
-    deadline = time.monotonic() + 90
-    assert process.stdout is not None
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            if process.poll() is not None:
-                raise RuntimeError("judge-server exited early:\n" + "".join(output))
-            continue
-        output.append(line)
-        match = pattern.search(line)
-        if match:
-            return match.group(1)
-    raise TimeoutError("judge-server printed no URL:\n" + "".join(output))
-
-
 def start_judge(judge_dir: Path, *args: str, port: int = 0) -> RunningJudge:
     argv = [sys.executable, "-m", "justkernel.cli.main", "judge-server", "--port", str(port)]
     argv += ["--data-dir", str(judge_dir), "--work-dir", str(work_root()), *args]
@@ -157,8 +142,8 @@ def start_judge(judge_dir: Path, *args: str, port: int = 0) -> RunningJudge:
     )
     output: list[str] = []
     try:
-        url = _read_until(process, output, URL_RE)
-        token_path = Path(_read_until(process, output, TOKEN_RE))
+        url = read_until(process, output, URL_RE, 90, "judge-server")
+        token_path = Path(read_until(process, output, TOKEN_RE, 90, "judge-server"))
         _wait_healthy(url)
     except BaseException:
         os.killpg(process.pid, signal.SIGKILL)

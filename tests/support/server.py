@@ -54,20 +54,31 @@ def export_run(data_dir: Path, config_dir: Path, run_id: str, bundle: Path) -> P
     return bundle
 
 
-def wait_for_link(process: subprocess.Popen[str], output: list[str], timeout: float = 60) -> str:
+def read_until(
+    process: subprocess.Popen[str],
+    output: list[str],
+    pattern: re.Pattern[str],
+    timeout: float = 60,
+    what: str = "server",
+) -> str:
+    """Read the process's stdout (kept in `output`) until `pattern` matches; its group 1."""
     deadline = time.monotonic() + timeout
     assert process.stdout is not None
     while time.monotonic() < deadline:
         line = process.stdout.readline()
         if not line:
             if process.poll() is not None:
-                raise RuntimeError("server exited early:\n" + "".join(output))
+                raise RuntimeError(f"{what} exited early:\n" + "".join(output))
             continue
         output.append(line)
-        match = LINK_RE.search(line)
+        match = pattern.search(line)
         if match:
             return match.group(1)
-    raise TimeoutError("no dashboard link printed:\n" + "".join(output))
+    raise TimeoutError(f"{what} never printed {pattern.pattern!r}:\n" + "".join(output))
+
+
+def wait_for_link(process: subprocess.Popen[str], output: list[str], timeout: float = 60) -> str:
+    return read_until(process, output, LINK_RE, timeout)
 
 
 @contextmanager
