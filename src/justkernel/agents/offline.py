@@ -45,6 +45,7 @@ class OfflinePlaybookModel(BaseChatModel):
 
     seed: int = 0
     operator: str = "confusion_mul_grad"
+    target: str = "cpu"  # the playbook to play: "cpu" (C port) or "ascendc" (msopgen project)
     latency_seconds: float = Field(default=0.0, ge=0)
     model_name: str = "offline-playbook"
     _parsed: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
@@ -87,7 +88,7 @@ class OfflinePlaybookModel(BaseChatModel):
         if not tools:  # a call without tools is the harness summarising history
             message = AIMessage(content="Summary: optimization playbook in progress (offline).")
         else:
-            playbook = load_playbook(self.operator)
+            playbook = load_playbook(self.operator, self.target)
             driver = PlaybookDriver(playbook, self.seed, self._parsed)
             message = driver.next_message(messages)
         prompt_text = "".join(str(m.content) for m in messages)

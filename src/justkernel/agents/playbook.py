@@ -65,9 +65,22 @@ def _read_files(folder: Path) -> dict[str, str]:
     }
 
 
-@cache
-def load_playbook(operator: str = "confusion_mul_grad") -> Playbook:
+PLAYBOOK_TARGETS = ("cpu", "ascendc")
+
+
+def playbook_folder(operator: str, target: str) -> Path:
+    """`cpu` keeps its historical place (the C port's playbook); other targets a subfolder."""
+    if target not in PLAYBOOK_TARGETS:
+        raise PlaybookError(f"unknown playbook target {target!r} (one of {PLAYBOOK_TARGETS})")
     folder = resources_dir() / "playbook" / operator
+    return folder if target == "cpu" else folder / target
+
+
+@cache
+def load_playbook(operator: str = "confusion_mul_grad", target: str = "cpu") -> Playbook:
+    """The playbook of `operator` for `target`: "cpu" (the C port) or "ascendc" (the msopgen
+    project, also what the cann toolchain builds); baselines come from that target's project."""
+    folder = playbook_folder(operator, target)
     path = folder / "playbook.toml"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -103,7 +116,8 @@ def load_playbook(operator: str = "confusion_mul_grad") -> Playbook:
         sequence.append(choices)
     if not sequence:
         raise PlaybookError(f"{path}: no [[steps]]")
-    project = load_operator(operator).project_dir
+    definition = load_operator(operator)
+    project = (definition if target == "cpu" else definition.ascendc_target()).project_dir
     baseline = {
         rel: (project / rel).read_text(encoding="utf-8")
         for rel in sorted({r for s in steps.values() for r in s.files})
