@@ -109,3 +109,29 @@ def test_case_shapes_must_broadcast(tmp_path: Path) -> None:
     )
     with pytest.raises(OperatorDefinitionError, match=r"local\[0\].*do not broadcast"):
         load_case_file(path)
+
+
+def test_for_toolchain_picks_the_project_each_target_builds(
+    definition: OperatorDefinition,
+) -> None:
+    """`cpu` builds the C port; `ascendc-cpu` and `cann` build the msopgen project."""
+    assert definition.for_toolchain("cpu") is definition
+    for toolchain_id in ("ascendc-cpu", "cann"):
+        view = definition.for_toolchain(toolchain_id)
+        assert view.project_dir == definition.ascendc_target().project_dir
+        assert view.project_dir.name == "ascendc"
+        assert view.paths.access("op_kernel/confusion_mul_grad.cpp") == "editable"
+    with pytest.raises(ValueError, match="unknown toolchain"):
+        definition.for_toolchain("gpu")
+
+
+def test_targets_contract() -> None:
+    from justkernel.core.targets import DEFAULT_TOOLCHAIN, TOOLCHAIN_IDS, playbook_target
+
+    assert DEFAULT_TOOLCHAIN == "ascendc-cpu"
+    assert set(TOOLCHAIN_IDS) == {"ascendc-cpu", "cpu", "cann"}
+    assert [playbook_target(t) for t in ("cpu", "ascendc-cpu", "cann")] == [
+        "cpu",
+        "ascendc",
+        "ascendc",
+    ]

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from justkernel.core.targets import playbook_target
 from justkernel.paths import resources_dir
 
 Dtype = Literal["float32", "float16"]
@@ -210,6 +211,13 @@ class OperatorDefinition(_Frozen):
             }
         )
         return self.model_copy(update={"operator": operator, "build": build, "paths": target.paths})
+
+    def for_toolchain(self, toolchain_id: str) -> OperatorDefinition:
+        """The view of this operator a toolchain builds: the C port for `cpu`, the Ascend C
+        project for `ascendc-cpu` and `cann` (they compile the same msopgen files)."""
+        if playbook_target(toolchain_id) == "cpu":
+            return self
+        return self.ascendc_target()
 
     def precision_for(self, dtype: str) -> PrecisionStandard:
         try:

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from justkernel.core.targets import ToolchainId
 from justkernel.settings.config import ConfigError
 
 
@@ -43,7 +44,7 @@ class HostConfig(BaseModel):
     known_hosts_file: Path | None = None  # default ~/.ssh/known_hosts
     slots: int = Field(default=1, ge=1, le=8)
     devices: int = Field(default=0, ge=0, le=64)
-    toolchain: Literal["cpu", "ascendc-cpu", "cann"] = "cpu"
+    toolchain: ToolchainId = "cpu"
     scratch_dir: str = "/tmp/justkernel"
     worker_command: str = "justkernel"  # how to start the CLI on the host
     bundle_python: str | None = None  # set: ship the self-contained worker, run it with this
@@ -67,7 +68,7 @@ class DaskConfig(BaseModel):
     ssh_hosts: list[str] = Field(default_factory=list)
     slots: int = Field(default=4, ge=1, le=512)  # jobs the lab keeps in flight on the cluster
     devices: int = Field(default=0, ge=0)  # device lanes = worker resource "device"
-    toolchain: Literal["cpu", "ascendc-cpu", "cann"] = "cpu"
+    toolchain: ToolchainId = "cpu"
     scratch_dir: str = "/tmp/justkernel-dask"
     shared_packs: bool = False  # the lab's pack folder is visible on the workers at its path
 
