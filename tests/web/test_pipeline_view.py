@@ -16,6 +16,7 @@ from playwright.sync_api import Page, expect
 
 from justkernel.core.receipts import Receipt
 from justkernel.events.run_archive import InvalidBundle
+from justkernel.events.run_export import export_run
 from justkernel.events.run_import import import_bundle
 from justkernel.lab import Lab
 from tests.support.server import RunningServer
@@ -241,6 +242,30 @@ def test_an_export_carries_the_traces_its_receipts_name_and_import_checks_them(
         lambda lab: import_bundle(lab, _forge(tmp_path / "older.jkbundle", older)),
     )
     assert imported.blob_count == len(members) - 1 - 1 - len(traces)
+
+
+def test_an_export_keeps_only_the_traces_of_the_receipts_asked_for(
+    lab_dir: Path, pipeline_run: dict[str, str], receipt: Receipt, tmp_path: Path
+) -> None:
+    """A small bundle (the recorded demo) keeps the traces of chosen receipts only; the
+    receipts themselves all stay."""
+    traces = set(trace_shas(receipt).values())
+
+    def members_of(chosen: set[str]) -> set[str]:
+        out = tmp_path / f"run-{len(chosen)}.jkbundle"
+        in_lab(
+            lab_dir / "data",
+            lab_dir / "config",
+            lambda lab: export_run(lab, pipeline_run["run_id"], out, trace_receipts=chosen),
+        )
+        return set(_members(out))
+
+    kept = members_of({pipeline_run["sha"]})
+    assert {f"blobs/{sha}" for sha in traces} <= kept
+    dropped = members_of(set())
+    assert f"blobs/{pipeline_run['sha']}" in dropped
+    assert not {f"blobs/{sha}" for sha in traces} & dropped
+    assert kept - dropped == {f"blobs/{sha}" for sha in traces}
 
 
 def test_html_report_shows_the_pipeline_svg(

@@ -14,7 +14,7 @@ import json
 import os
 import secrets
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -217,15 +217,23 @@ async def _read_blob(lab: ArchiveServices, sha: str, seq: int) -> bytes:
 
 
 async def _scan_blobs(
-    lab: ArchiveServices, plan: _Plan, scanner: SecretScanner, limit: int, report: ProgressFn
+    lab: ArchiveServices,
+    plan: _Plan,
+    scanner: SecretScanner,
+    limit: int,
+    report: ProgressFn,
+    trace_receipts: Collection[str] | None,
 ) -> None:
     """Every blob an event names, then the trace blobs those receipts name (their
-    `cycles[].logs`) that this lab holds: a replay's pipeline view reads them."""
+    `cycles[].logs`) that this lab holds: a replay's pipeline view reads them. With
+    `trace_receipts`, only the receipts of those blob names bring their traces."""
     total = plan.events.size
     traces: dict[str, int] = {}
     for done, (sha, seq) in enumerate(sorted(plan.blob_seq.items()), start=1):
         data = await _read_blob(lab, sha, seq)
         total = _add_blob(plan, scanner, sha, seq, data, total, limit)
+        if trace_receipts is not None and sha not in trace_receipts:
+            continue
         for ref in receipt_trace_refs(data):
             if ref not in plan.blob_seq:
                 traces.setdefault(ref, seq)
@@ -317,9 +325,11 @@ async def export_run(
     *,
     overwrite: bool = False,
     progress: ProgressFn | None = None,
+    trace_receipts: Collection[str] | None = None,
 ) -> ExportResult:
     """Write run `run_id` to `output` as one bundle; raises `ExportRefused` (no file written)
-    or `UnknownRun`."""
+    or `UnknownRun`. `trace_receipts` (receipt blob names) keeps the pipeline traces of those
+    receipts only, e.g. each team's best for a small demo bundle; None keeps every trace."""
     report = progress or _quiet
     run = await lab.runs.get(run_id)
     output = _target(output, overwrite)
@@ -328,7 +338,7 @@ async def export_run(
     scanner = await asyncio.to_thread(SecretScanner.from_store, lab.secrets)
 
     plan = await _scan_events(lab, run, origin, scanner, limit, report)
-    await _scan_blobs(lab, plan, scanner, limit, report)
+    await _scan_blobs(lab, plan, scanner, limit, report, trace_receipts)
     simulated = run.mode == "demo" or run.meta.get("simulated") is True
     manifest = Manifest(
         format_version=FORMAT_VERSION,
