@@ -1,4 +1,6 @@
-"""Official template import: verified against the shipped SHA-256 manifest, all or nothing.
+"""Official template import: the fixed files verified against the shipped SHA-256 manifest,
+the layout against operator.toml's `[ascendc]`, all or nothing; a team's project refreshed and a
+frozen candidate laid out on it without touching an editable file.
 
 The zips are built here from the stand-in template (tests/fixtures/official_template/), the way
 the organisers' zip would arrive: everything under one top-level folder.
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -21,14 +24,20 @@ from justkernel.official_template import (
     TemplateImportError,
     describe,
     import_template,
+    lay_out,
     load_manifest,
     manifest_path,
+    refresh_project,
 )
+from justkernel.operators import load_operator
+from justkernel.toolchains.tree import check_tree, tree_hash
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "tests" / "fixtures" / "official_template" / "confusion_mul_grad"
 TOOL = ROOT / "tools" / "import_official_template.py"
 KERNEL = "op_kernel/confusion_mul_grad.cpp"
+HOST = "op_host/confusion_mul_grad.cpp"
+ASCENDC = load_operator().ascendc_target()  # the lab's Ascend C project and its path policy
 
 
 def files_of(folder: Path) -> dict[str, bytes]:
@@ -65,10 +74,36 @@ def leftovers(parent: Path) -> list[str]:
     return sorted(p.name for p in parent.iterdir() if p.name.startswith("."))
 
 
-def test_the_shipped_manifest_describes_the_template_fixture_exactly() -> None:
+def fixed(files: dict[str, object]) -> set[str]:
+    return {rel for rel in files if ASCENDC.paths.access(rel) != "editable"}
+
+
+def test_the_shipped_manifest_lists_exactly_the_fixed_files_of_the_ascendc_layout() -> None:
     manifest = load_manifest(manifest_path())
     assert manifest.name == "confusion_mul_grad"
-    assert describe(TEMPLATE) == manifest.files
+    template = describe(TEMPLATE)
+    assert manifest.files == {rel: template[rel] for rel in fixed(template)}
+    assert sorted(manifest.files) == [
+        "CMakeLists.txt",
+        "CMakePresets.json",
+        "build.sh",
+        "examples/CMakeLists.txt",
+        "examples/test_aclnn_confusion_mul_grad.cpp",
+        "op_host/CMakeLists.txt",
+        "op_kernel/CMakeLists.txt",
+    ]
+    target = load_operator().ascendc
+    assert target is not None and manifest.layout is not None
+    layout = manifest.layout
+    assert (layout.editable, layout.forbidden) == (target.editable, target.forbidden)
+    assert set(layout.required) == {target.kernel_source, target.host_source, target.tiling_header}
+    assert (layout.host_source, layout.kernel_source) == (target.host_source, target.kernel_source)
+    assert (layout.op_type, layout.kernel_entry) == (target.op_type, target.kernel_entry)
+    probes = [*template, "op_host/new_helper.h", "op_kernel/sub/x.cpp", "cmake/util.cmake"]
+    for rel in probes:  # the manifest's glob copy classifies as operators.PathPolicy does
+        assert layout.is_editable(rel) == (ASCENDC.paths.access(rel) == "editable"), rel
+    lab = describe(ASCENDC.project_dir, project=True)  # the lab's project has the same build
+    assert {rel: lab[rel] for rel in fixed(lab)} == manifest.files
     assert "--write-manifest" in manifest.header and "stand-in" in manifest.header
 
 
@@ -83,22 +118,144 @@ def test_a_verified_zip_is_imported_whole(tmp_path: Path, good_zip: Path) -> Non
     assert again.replaced and files_of(dest) == files_of(TEMPLATE)
 
 
-def test_missing_extra_and_altered_files_are_named_and_nothing_is_imported(
+def test_missing_extra_and_altered_fixed_files_are_named_and_nothing_is_imported(
     tmp_path: Path,
 ) -> None:
     files = files_of(TEMPLATE)
-    files[KERNEL] = files[KERNEL].replace(b"BUFFER_NUM = 2", b"BUFFER_NUM = 1")
+    files["build.sh"] = files["build.sh"].replace(b"set -e", b"set +e")
     del files["examples/CMakeLists.txt"]
-    files["op_host/backdoor.cpp"] = b"int x;\n"
+    files["cmake/backdoor.cmake"] = b"execute_process(COMMAND id)\n"
     dest = dest_in(tmp_path)
     with pytest.raises(TemplateImportError) as err:
         import_template(make_zip(tmp_path / "bad.zip", files), dest, load_manifest(manifest_path()))
     problems = err.value.problems
     assert problems[0] == "missing examples/CMakeLists.txt"
-    assert problems[1] == "extra op_host/backdoor.cpp"
-    assert problems[2].startswith(f"altered {KERNEL} (sha256 ")
+    assert problems[1] == "extra cmake/backdoor.cmake"
+    assert problems[2].startswith("altered build.sh (sha256 ")
     assert len(problems) == 3
     assert not dest.exists() and leftovers(dest.parent) == []
+
+
+def test_the_sample_sources_are_not_hashed_but_the_build_files_are(tmp_path: Path) -> None:
+    files = files_of(TEMPLATE)
+    files[KERNEL] = files[KERNEL].replace(b"BUFFER_NUM = 2", b"BUFFER_NUM = 1")  # a new sample
+    files["op_host/helper.h"] = b"#pragma once\n"
+    files["op_kernel/CMakeLists.txt"] += b"# changed\n"  # forbidden: msopgen's, fixed
+    dest = dest_in(tmp_path)
+    manifest = load_manifest(manifest_path())
+    with pytest.raises(TemplateImportError) as err:
+        import_template(make_zip(tmp_path / "a.zip", files), dest, manifest)
+    assert [p.split(" (")[0] for p in err.value.problems] == ["altered op_kernel/CMakeLists.txt"]
+    files["op_kernel/CMakeLists.txt"] = files_of(TEMPLATE)["op_kernel/CMakeLists.txt"]
+    result = import_template(make_zip(tmp_path / "b.zip", files), dest, manifest)
+    assert result.files == 11 and files_of(dest) == files
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (
+            {"drop": HOST},
+            "missing op_host/confusion_mul_grad.cpp (a source of ConfusionMulGrad the "
+            "project needs)",
+        ),
+        (
+            {"drop": "op_host/confusion_mul_grad_tiling.h"},
+            "missing op_host/confusion_mul_grad_tiling.h (a source of ConfusionMulGrad the "
+            "project needs)",
+        ),
+        (
+            {"replace": (HOST, b"OP_ADD(ConfusionMulGrad)", b"OP_ADD(AddCustom)")},
+            "op_host/confusion_mul_grad.cpp registers AddCustom, not OP_ADD(ConfusionMulGrad): "
+            "another operator's template",
+        ),
+        (
+            {"replace": (KERNEL, b"void confusion_mul_grad(", b"void add_custom(")},
+            "op_kernel/confusion_mul_grad.cpp defines no __aicore__ kernel confusion_mul_grad()",
+        ),
+    ],
+)
+def test_a_template_of_another_layout_or_operator_is_refused(
+    tmp_path: Path, change: dict[str, object], problem: str
+) -> None:
+    files = files_of(TEMPLATE)
+    if "drop" in change:
+        del files[str(change["drop"])]
+    else:
+        rel, old, new = change["replace"]  # type: ignore[misc]
+        assert old in files[rel]
+        files[rel] = files[rel].replace(old, new)
+    dest = dest_in(tmp_path)
+    with pytest.raises(TemplateImportError) as err:
+        import_template(make_zip(tmp_path / "x.zip", files), dest, load_manifest(manifest_path()))
+    assert err.value.problems == [problem]
+    assert not dest.exists() and leftovers(dest.parent) == []
+
+
+def team_project(tmp_path: Path) -> Path:
+    """A team's Ascend C workspace: the lab's project with edited and added editable files."""
+    project = tmp_path / "team"
+    shutil.copytree(ASCENDC.project_dir, project)
+    (project / KERNEL).write_bytes((project / KERNEL).read_bytes() + b"// tuned by team-a\n")
+    (project / "op_host" / "ladder_config.h").write_bytes(b"#define DEPTH 2\n")
+    return project
+
+
+def editable_bytes(project: Path) -> dict[str, bytes]:
+    return {rel: data for rel, data in files_of(project).items() if rel not in fixed({rel: 0})}
+
+
+def test_refresh_writes_the_fixed_files_and_never_an_editable_one(tmp_path: Path) -> None:
+    manifest = load_manifest(manifest_path())
+    project = team_project(tmp_path)
+    owned = editable_bytes(project)
+    (project / "build.sh").write_bytes(b"#!/bin/bash\necho stale\n")  # an old or tampered copy
+    (project / "op_kernel" / "CMakeLists.txt").unlink()
+    (project / "stale.cmake").write_bytes(b"# left over\n")
+    (project / "build_out").mkdir()  # a build folder is not part of the project
+    (project / "build_out" / "x.o").write_bytes(b"\0")
+    done = refresh_project(TEMPLATE, project, manifest)
+    assert done.written == ("build.sh", "op_kernel/CMakeLists.txt")
+    assert done.removed == ("stale.cmake",)
+    assert set(done.kept) == set(owned)
+    assert editable_bytes(project) == owned  # byte for byte
+    for rel, entry in manifest.files.items():
+        assert describe(project)[rel] == entry, rel
+    assert os.access(project / "build.sh", os.X_OK) and (project / "build_out" / "x.o").exists()
+    tree = check_tree(project, ASCENDC)
+    assert tree.ok and tree.editable == {r: describe(project)[r].sha256 for r in owned}
+
+
+def test_refresh_refuses_another_operator_and_changes_nothing(tmp_path: Path) -> None:
+    manifest = load_manifest(manifest_path())
+    project = team_project(tmp_path)
+    (project / "build.sh").write_bytes(b"#!/bin/bash\necho stale\n")
+    host = project / HOST
+    host.write_bytes(host.read_bytes().replace(b"OP_ADD(ConfusionMulGrad)", b"OP_ADD(Other)"))
+    before = files_of(project)
+    with pytest.raises(TemplateImportError, match="is not a confusion_mul_grad project") as err:
+        refresh_project(TEMPLATE, project, manifest)
+    assert "registers Other" in err.value.problems[0]
+    assert files_of(project) == before
+    broken = tmp_path / "broken-template"
+    shutil.copytree(TEMPLATE, broken)
+    (broken / "CMakeLists.txt").write_bytes(b"# not the official one\n")
+    with pytest.raises(TemplateImportError, match=r"altered CMakeLists\.txt"):
+        refresh_project(broken, team_project(tmp_path / "b"), manifest)
+
+
+def test_lay_out_builds_the_candidate_on_the_template_with_its_hash(tmp_path: Path) -> None:
+    manifest = load_manifest(manifest_path())
+    owned = editable_bytes(team_project(tmp_path))
+    dest = lay_out(TEMPLATE, owned, tmp_path / "candidate", manifest)
+    assert files_of(dest) == {**{r: (TEMPLATE / r).read_bytes() for r in manifest.files}, **owned}
+    assert tree_hash(dest, sorted(owned)) == check_tree(dest, ASCENDC).tree_hash
+    with pytest.raises(TemplateImportError) as err:
+        lay_out(TEMPLATE, {**owned, "build.sh": b"x"}, tmp_path / "c2", manifest)
+    assert err.value.problems == ["refused build.sh: not an editable path"]
+    with pytest.raises(TemplateImportError, match="not a confusion_mul_grad project"):
+        lay_out(TEMPLATE, {KERNEL: owned[KERNEL]}, tmp_path / "c3", manifest)
+    assert not (tmp_path / "c2").exists() and not (tmp_path / "c3").exists()
 
 
 def test_a_failed_reimport_leaves_the_previous_template_untouched(
@@ -198,10 +355,18 @@ def test_tool_imports_into_the_data_folder_and_reports_failures(
     assert "imported" in done.stdout and "10 files verified" in done.stdout
     assert files_of(data / "templates" / "confusion_mul_grad") == files_of(TEMPLATE)
     files = files_of(TEMPLATE)
-    files[KERNEL] += b"\n"
+    files["CMakePresets.json"] += b"\n"
     bad = tool("--zip", str(make_zip(tmp_path / "bad.zip", files)), data_dir=data)
     assert bad.returncode == 1
-    assert f"altered {KERNEL}" in bad.stderr and "nothing was imported" in bad.stderr
+    assert "altered CMakePresets.json" in bad.stderr and "nothing was imported" in bad.stderr
+    project = team_project(tmp_path)
+    owned = editable_bytes(project)
+    (project / "CMakeLists.txt").write_bytes(b"# stale\n")
+    done = tool("--into", str(project), data_dir=data)  # the template imported above
+    assert done.returncode == 0, done.stderr
+    assert "1 fixed files written, 0 removed, 4 editable files untouched" in done.stdout
+    assert editable_bytes(project) == owned
+    assert (project / "CMakeLists.txt").read_bytes() == (TEMPLATE / "CMakeLists.txt").read_bytes()
 
 
 def test_write_manifest_regenerates_from_a_zip_and_keeps_the_header(
@@ -216,6 +381,12 @@ def test_write_manifest_regenerates_from_a_zip_and_keeps_the_header(
     assert done.returncode == 0, done.stderr
     written = load_manifest(out)
     assert written.header == load_manifest(manifest_path()).header
-    assert set(written.files) == set(files) and written.extra["source"] == "newer.zip"
+    assert set(written.files) == fixed(files) and written.extra["source"] == "newer.zip"
+    assert "cmake/util/makeself.sh" in written.files and written.layout is not None
     assert len(written.extra["source_sha256"]) == 64
     assert import_template(newer, dest_in(tmp_path), written).files == 11
+    files[HOST] = files[HOST].replace(b"OP_ADD(ConfusionMulGrad)", b"OP_ADD(AddCustom)")
+    other = make_zip(tmp_path / "other.zip", files)
+    done = tool("--zip", str(other), "--write-manifest", "--manifest", str(out), data_dir=tmp_path)
+    assert done.returncode == 1 and "registers AddCustom" in done.stderr
+    assert load_manifest(out) == written  # untouched

@@ -36,9 +36,15 @@ from justkernel.core.receipts import (
     Status,
 )
 from justkernel.operators import InputPack, OperatorDefinition, load_operator
+from justkernel.operators.definition import PathPolicy
 from justkernel.toolchains.cann.env import CannProbe, Mode, probe_cann
 from justkernel.toolchains.cann.parse import prof_sum
-from justkernel.toolchains.cann.project import CannProject, file_digests, inspect_project
+from justkernel.toolchains.cann.project import (
+    DEFAULT_POLICY,
+    CannProject,
+    file_digests,
+    inspect_project,
+)
 from justkernel.toolchains.cann.run import CannLimits, CaseRunner, Stage, build_and_install
 from justkernel.toolchains.common import STOP_AFTER, Draft, LogSink, not_run, worst
 from justkernel.toolchains.protocol import Progress, ToolchainError, check_spec, fingerprint
@@ -76,7 +82,10 @@ class CannToolchain:
         self.soc_version = soc_version
         self.ascend_home = None if ascend_home is None else Path(ascend_home)
         self.mode: Mode = mode
-        self.definition = definition or load_operator()
+        operator = definition or load_operator()
+        # the msopgen project's view (as ascendc-cpu's): the evaluator's tree check and snapshot
+        # then see the files this toolchain builds, whichever view the caller passed
+        self.definition = operator.ascendc_target() if operator.ascendc is not None else operator
         self.template = None if template is None else Path(template)
         self.example = None if example is None else Path(example)
         self.kernel_name = kernel_name
@@ -88,6 +97,12 @@ class CannToolchain:
         return probe_cann(
             self.soc_version, mode=self.mode, ascend_home=self.ascend_home, environ=self._environ
         )
+
+    @property
+    def policy(self) -> PathPolicy:
+        """The operator's `[ascendc]` editable paths (msopgen's defaults without one)."""
+        target = self.definition.ascendc
+        return DEFAULT_POLICY if target is None else target.paths
 
     @property
     def example_name(self) -> str:
@@ -141,6 +156,7 @@ class CannToolchain:
             source_dir,
             template=self.template,
             soc_version=self.soc_version,
+            policy=self.policy,
             need_example=self.example is None,
         )
 
