@@ -390,3 +390,19 @@ def test_write_manifest_regenerates_from_a_zip_and_keeps_the_header(
     done = tool("--zip", str(other), "--write-manifest", "--manifest", str(out), data_dir=tmp_path)
     assert done.returncode == 1 and "registers AddCustom" in done.stderr
     assert load_manifest(out) == written  # untouched
+
+
+def test_tool_candidate_needs_a_destination_and_names_an_unknown_one(tmp_path: Path) -> None:
+    usage = subprocess.run(
+        [sys.executable, str(TOOL), "--candidate", "run-1/cand-x"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert usage.returncode == 2 and "--candidate needs --into DEST" in usage.stderr
+    data = tmp_path / "data"
+    assert tool("--folder", str(TEMPLATE), data_dir=data).returncode == 0
+    done = tool("--candidate", "run-1/cand-x", "--into", str(tmp_path / "out"), data_dir=data)
+    assert done.returncode == 1
+    assert "no candidate cand-x" in done.stderr and "nothing was imported or changed" in done.stderr
+    assert not (tmp_path / "out").exists()
