@@ -86,7 +86,8 @@ async def test_wrong_token_is_an_auth_error_and_no_message_shows_a_token(tmp_pat
         async with client_for(judge) as client:
             with pytest.raises(JudgeNotFound, match="no such submission"):
                 await client.result("sub-0000")
-            forbidden = CandidateBundle.create("confusion_mul_grad", {"harness/harness.c": b""})
+            cmake = {"op_host/CMakeLists.txt": b""}  # the Ascend C project's, msopgen's
+            forbidden = CandidateBundle.create("confusion_mul_grad", cmake)
             with pytest.raises(JudgeRejected, match="fixed by the operator"):
                 await client.submit(forbidden)
             assert client.logins == 1
@@ -132,7 +133,8 @@ async def test_429_waits_for_retry_after_within_bounds_and_quota_is_never_retrie
     candidate = bundle()
     with running_judge(new_judge_dir(tmp_path), "--submissions-per-minute", "1") as judge:
         sleeps = Sleeps()
-        async with client_for(judge, sleeps, retry=RetryPolicy(attempts=3)) as client:
+        local = {"backend": "local"}  # a C port bundle: the official backend would refuse it
+        async with client_for(judge, sleeps, retry=RetryPolicy(attempts=3), **local) as client:
             await client.submit(candidate)
             with pytest.raises(JudgeRateLimited) as caught:
                 await client.submit(candidate)
@@ -141,13 +143,13 @@ async def test_429_waits_for_retry_after_within_bounds_and_quota_is_never_retrie
         # a Retry-After beyond the bound is surfaced at once instead of waited out
         sleeps = Sleeps()
         bounded = RetryPolicy(attempts=3, max_retry_after=10)
-        async with client_for(judge, sleeps, retry=bounded) as client:
+        async with client_for(judge, sleeps, retry=bounded, **local) as client:
             with pytest.raises(JudgeRateLimited, match="at most 1 submissions a minute"):
                 await client.submit(candidate)
         assert sleeps.waits == []
     with running_judge(new_judge_dir(tmp_path), "--daily-quota", "1") as judge:
         sleeps = Sleeps()
-        async with client_for(judge, sleeps) as client:
+        async with client_for(judge, sleeps, **local) as client:
             await client.submit(candidate)
             with pytest.raises(JudgeQuotaError) as quota_error:
                 await client.submit(candidate)
@@ -178,3 +180,22 @@ async def test_endpoint_paths_come_from_the_configuration(tmp_path: Path) -> Non
         assert config.retry.attempts == 2 and config.upload == "files"
         with pytest.raises(ValueError, match="unknown judge client settings: colour"):
             JudgeClientConfig.from_mapping({**table, "colour": "red"}, judge.token)
+
+
+async def test_the_official_client_refuses_c_port_sources_before_sending_anything() -> None:
+    """The contest site takes Ascend C sources only: a `cpu` bundle costs no request (nobody
+    listens on the port, so any try would end as JudgeUnavailable, after backoff waits)."""
+    config = JudgeClientConfig(base_url=f"http://127.0.0.1:{free_port()}", token="t")
+    sleeps = Sleeps()
+    async with HttpJudgeClient(config, sleep=sleeps) as client:
+        for toolchain in ("cpu", "gcc"):
+            candidate = bundle()
+            candidate = CandidateBundle.create(
+                candidate.operator, candidate.files, toolchain=toolchain
+            )
+            with pytest.raises(JudgeRejected, match="Ascend C sources only") as caught:
+                await client.submit(candidate)
+            assert "nothing was sent" in str(caught.value)
+            with pytest.raises(JudgeRejected, match="Ascend C sources only"):
+                await client.resubmit(candidate, idempotency_key="k")
+        assert sleeps.waits == [] and client.logins == 0

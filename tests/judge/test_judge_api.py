@@ -77,6 +77,7 @@ def test_the_cli_prints_the_url_and_where_the_token_is_never_the_token(
     assert health == {
         "ok": True,
         "operator": "confusion_mul_grad",
+        "toolchains": ["ascendc-cpu", "cpu"],
         "points": [f"h{i:02d}" for i in range(1, 16)],
     }
 
@@ -128,7 +129,8 @@ def test_bad_bundles_are_refused_with_a_clear_message(
     for upload in ("files", "zip"):
         if upload == "zip" and any("\\" in k or k.startswith("/") for k in files):
             continue  # zipfile itself normalises these names
-        body = encode_bundle(CandidateBundle.create("confusion_mul_grad", files), upload=upload)
+        candidate = CandidateBundle.create("confusion_mul_grad", files, toolchain="cpu")
+        body = encode_bundle(candidate, upload=upload)
         r = post(judge.url, body, judge.token)
         assert r.status_code == 400, (upload, r.text)
         assert r.json()["error"] == "bad_bundle"

@@ -115,7 +115,9 @@ async def test_a_shape_specialised_kernel_passes_locally_and_fails_the_hidden_po
     assert local.status is Status.PROBE_PASSED, local.detail
     assert len(local.cases) == 15 and all(c.passed for c in local.cases)
 
-    result = await submit_and_wait(judge, CandidateBundle.from_project(folder, load_operator()))
+    result = await submit_and_wait(
+        judge, CandidateBundle.from_project(folder, load_operator(), toolchain="cpu")
+    )
     assert result.status is SubmissionStatus.FINISHED
     assert not result.passed
     failed = [p for p in result.points if not p.passed]
@@ -133,7 +135,9 @@ async def test_a_compile_error_fails_every_point_with_diagnostics(judge: Running
     folder = project(unique=True)
     kernel = folder / "op_kernel" / "cmg_kernel.c"
     kernel.write_text(kernel.read_text() + "\nthis is not C;\n")
-    result = await submit_and_wait(judge, CandidateBundle.from_project(folder, load_operator()))
+    result = await submit_and_wait(
+        judge, CandidateBundle.from_project(folder, load_operator(), toolchain="cpu")
+    )
     assert result.status is SubmissionStatus.FINISHED
     assert [p.outcome for p in result.points] == ["compile_failed"] * 15
     assert all(p.error_bucket is None and p.time_us is None for p in result.points)

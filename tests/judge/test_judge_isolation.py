@@ -112,7 +112,9 @@ async def test_team_tools_cannot_reach_the_hidden_cases(settings: Settings) -> N
     folder = judge_folder()
     evaluation = JudgeEvaluation.create(folder, load_operator(), _hidden(folder))
     try:
-        packs = await evaluation.evaluator.packs(JobKind.FULL)  # hidden inputs on disk
+        packs = await evaluation.target("cpu").evaluator.packs(
+            JobKind.FULL
+        )  # hidden inputs on disk
     finally:
         await evaluation.close()
     secrets = [
@@ -194,7 +196,7 @@ async def test_team_evaluation_sandboxes_never_bind_the_judge_folders(
     # and a sandboxed program cannot open the judge's files by their host paths
     evaluation = JudgeEvaluation.create(folder, load_operator(), _hidden(folder))
     try:
-        pack = (await evaluation.evaluator.packs(JobKind.PROBE))["local"]
+        pack = (await evaluation.target("cpu").evaluator.packs(JobKind.PROBE))["local"]
     finally:
         await evaluation.close()
     targets = [folder.root / CASES_FILE, pack.case_dir("h01") / "input0.bin"]

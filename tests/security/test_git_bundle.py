@@ -39,7 +39,8 @@ def judge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningJudge]:
 def test_a_bundle_with_git_files_at_depth_is_refused(judge: RunningJudge, path: str) -> None:
     files = {**bundle().files, path: HOOK}
     for upload in ("files", "zip"):
-        body = encode_bundle(CandidateBundle.create("confusion_mul_grad", files), upload=upload)
+        candidate = CandidateBundle.create("confusion_mul_grad", files, toolchain="cpu")
+        body = encode_bundle(candidate, upload=upload)
         r = httpx.post(
             f"{judge.url}/api/submissions",
             json=body,

@@ -52,7 +52,7 @@ def kernel_with(extra: str) -> CandidateBundle:
     text = kernel.read_text()
     assert END_OF_PASS_2 in text
     kernel.write_text(text.replace(END_OF_PASS_2, END_OF_PASS_2 + extra))
-    return CandidateBundle.from_project(folder, definition)
+    return CandidateBundle.from_project(folder, definition, toolchain="cpu")
 
 
 def spoiling(count: int) -> CandidateBundle:

@@ -32,6 +32,7 @@ import pytest
 import uvicorn
 
 from justkernel.evaluation.protocol import CandidateBundle
+from justkernel.judge.eval import toolchain_cache_dir
 from justkernel.judge.hidden_cases import load_or_create_hidden_cases
 from justkernel.judge.paths import JudgeFolder
 from justkernel.judge.server import JudgeConfig, create_judge_app
@@ -62,6 +63,25 @@ def template_folder() -> Path:
     load_or_create_hidden_cases(folder.root, load_operator())
     folder.token()
     return folder.root
+
+
+async def seed_ascendc_artefacts() -> None:
+    """The test judges' ascendc-cpu cache seeded with the lab side's trusted artefacts: the
+    harness main and the precompiled headers (our code, built once per test session for every
+    ascendc-cpu test). Every test judge shares one evaluation folder, so none builds them again
+    (~12 CPU-s). Team objects (`objects/`) are not copied: the judge compiles its own."""
+    from tests.toolchains.ascendc_cpu.ladder_support import cache_dir, toolchain
+
+    tc = toolchain()
+    await tc.warm()
+    built = cache_dir() / tc.version
+    folder = JudgeFolder.open(template_folder(), work_root=work_root())
+    dest = toolchain_cache_dir(folder.work_dir, tc.id) / tc.version
+    dest.mkdir(parents=True, exist_ok=True)
+    if not (dest / "main.o").is_file():
+        shutil.copy2(built / "main.o", dest / "main.o")
+    if not (dest / "pch").is_dir():
+        shutil.copytree(built / "pch", dest / "pch")
 
 
 def new_judge_dir(parent: Path) -> Path:
@@ -98,7 +118,16 @@ def project(variant: str | None = None, *, unique: bool = False) -> Path:
 
 
 def bundle(variant: str | None = None, *, unique: bool = False, **meta: str) -> CandidateBundle:
-    return CandidateBundle.from_project(project(variant, unique=unique), load_operator(), **meta)
+    """A C port bundle (toolchain "cpu") of `project(variant)`."""
+    folder = project(variant, unique=unique)
+    return CandidateBundle.from_project(folder, load_operator(), toolchain="cpu", **meta)
+
+
+def ascendc_bundle(folder: Path | None = None, **meta: str) -> CandidateBundle:
+    """An Ascend C bundle (toolchain "ascendc-cpu") of `folder`, by default the template's."""
+    definition = load_operator()
+    folder = folder or definition.for_toolchain("ascendc-cpu").project_dir
+    return CandidateBundle.from_project(folder, definition, toolchain="ascendc-cpu", **meta)
 
 
 # -- a judge-server subprocess (the real CLI) -----------------------------------------------------

@@ -8,6 +8,8 @@ contest site with other paths can be adapted by configuration. Failures are type
     429 quota_exceeded     JudgeQuotaError at once (retrying today cannot help)
     401                    one fresh login and one retry, then JudgeAuthError
     400 / 404              JudgeRejected / JudgeNotFound with the judge's own message
+    a `cpu` bundle         JudgeRejected before anything is sent, by the `official` backend
+                           (the contest site takes Ascend C sources only)
 
 Submissions carry an Idempotency-Key that stays the same across retries, so a retried upload
 whose first answer was lost is not counted twice. Tokens never appear in a repr, a log line or
@@ -28,6 +30,7 @@ from typing import Any
 
 import httpx
 
+from justkernel.core.targets import TOOLCHAIN_IDS, playbook_target
 from justkernel.evaluation.protocol import (
     CandidateBundle,
     JudgeAuthError,
@@ -283,7 +286,21 @@ class HttpJudgeClient:
         await self._sleep(wait if wait is not None else retry.backoff(attempt))
 
     # -- the interface -------------------------------------------------------------------------
+    def _check_target(self, bundle: CandidateBundle) -> None:
+        """The contest site evaluates Ascend C sources only: a C port bundle is refused here,
+        before anything is sent (it would cost a submission of the day's quota)."""
+        known = bundle.toolchain in TOOLCHAIN_IDS
+        if self.backend == "official" and not (
+            known and playbook_target(bundle.toolchain) == "ascendc"
+        ):
+            raise JudgeRejected(
+                f"official judge: it evaluates Ascend C sources only; this bundle is written "
+                f"for toolchain {bundle.toolchain!r}, not the Ascend C project. Run the team on "
+                f"'ascendc-cpu' to get sources it accepts; nothing was sent"
+            )
+
     async def submit(self, bundle: CandidateBundle, *, idempotency_key: str | None = None) -> str:
+        self._check_target(bundle)
         body = encode_bundle(bundle, upload=self.config.upload)
         key = {"Idempotency-Key": idempotency_key or uuid.uuid4().hex}
         response = await self._send("POST", self.config.endpoints.submit, body, headers=key)
@@ -293,6 +310,7 @@ class HttpJudgeClient:
         return sid
 
     async def resubmit(self, bundle: CandidateBundle, *, idempotency_key: str) -> str:
+        self._check_target(bundle)
         if not self.config.idempotency_keys:
             found = await self._find(bundle)
             if found is not None:

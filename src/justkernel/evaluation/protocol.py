@@ -17,6 +17,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from justkernel.core.targets import DEFAULT_TOOLCHAIN
 from justkernel.core.tree_hash import editable_tree_sha256
 from justkernel.operators import OperatorDefinition
 
@@ -37,7 +38,10 @@ class CandidateBundle:
     """What goes to the judge: the editable source files of one frozen candidate.
 
     `source_sha256` names the files (the same hash as a receipt's); the judge recomputes it and
-    refuses a bundle whose files do not match.
+    refuses a bundle whose files do not match. `toolchain` is the target the files are written
+    for (`core.targets`): "ascendc-cpu" (the Ascend C project, the default) or "cpu" (the C
+    port); the judge checks the files against that target's editable paths and evaluates them
+    with that toolchain.
     """
 
     operator: str
@@ -46,6 +50,7 @@ class CandidateBundle:
     team: str | None = None
     candidate_id: str | None = None
     note: str = ""
+    toolchain: str = DEFAULT_TOOLCHAIN
 
     @classmethod
     def create(
@@ -56,16 +61,25 @@ class CandidateBundle:
         team: str | None = None,
         candidate_id: str | None = None,
         note: str = "",
+        toolchain: str = DEFAULT_TOOLCHAIN,
     ) -> CandidateBundle:
         files = dict(sorted(files.items()))
-        return cls(operator, files, editable_tree_sha256(files), team, candidate_id, note)
+        sha = editable_tree_sha256(files)
+        return cls(operator, files, sha, team, candidate_id, note, toolchain)
 
     @classmethod
     def from_project(
-        cls, folder: Path, definition: OperatorDefinition, **meta: Any
+        cls,
+        folder: Path,
+        definition: OperatorDefinition,
+        *,
+        toolchain: str = DEFAULT_TOOLCHAIN,
+        **meta: Any,
     ) -> CandidateBundle:
-        """The editable files of a project folder (links and build output left out)."""
+        """The editable files of a project folder for `toolchain` (links and build output left
+        out); `definition` is the operator's own (its view for the target is taken here)."""
         folder = Path(folder)
+        definition = definition.for_toolchain(toolchain)
         files = {}
         for path in sorted(folder.rglob("*")):
             rel = path.relative_to(folder).as_posix()
@@ -73,7 +87,7 @@ class CandidateBundle:
                 continue
             if definition.paths.access(rel) == "editable":
                 files[rel] = path.read_bytes()
-        return cls.create(definition.name, files, **meta)
+        return cls.create(definition.name, files, toolchain=toolchain, **meta)
 
     def to_zip(self) -> bytes:
         """The contest's upload format: a ZIP of the source files, fixed timestamps."""

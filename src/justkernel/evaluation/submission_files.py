@@ -1,10 +1,14 @@
 """A submission on the wire (the judge's "submission bundle"): the editable files as base64 or as a
-ZIP, checked before anything runs.
+ZIP, and the target they are written for, checked before anything runs.
 
-The judge accepts exactly the files a team may change (the operator's editable paths), each at
-most 1 MiB, at most 64 of them. Everything else is refused with a message that says why:
-absolute paths, `..`, backslashes, a `.git` (or another name git reads as its own) at any depth,
-links inside a ZIP, harness or header files, oversized or too many members, an archive that
+A bundle names its `toolchain` (`core.targets`; "ascendc-cpu" when absent): the Ascend C project
+("ascendc-cpu", "cann") or the C port ("cpu"). The judge accepts exactly the files a team may
+change in that target's project (`OperatorDefinition.for_toolchain(...).paths`), each at most
+1 MiB, at most 64 of them. Everything else is refused with a message that says why: a toolchain
+the judge does not evaluate, a file of the other target's project (C port sources named
+"ascendc-cpu", or the reverse: they would be ignored and the template judged instead), absolute
+paths, `..`, backslashes, a `.git` (or another name git reads as its own) at any depth, links
+inside a ZIP, harness, header or build files, oversized or too many members, an archive that
 inflates beyond the limit. Nothing is written to disk here.
 """
 
@@ -12,18 +16,21 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 import stat
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from io import BytesIO
+from pathlib import Path
 from typing import Any
 
 from justkernel.core.relpath import relpath_problem
+from justkernel.core.targets import DEFAULT_TOOLCHAIN, TOOLCHAIN_IDS, playbook_target
 from justkernel.core.tree_hash import editable_tree_sha256
 from justkernel.evaluation.protocol import CandidateBundle
-from justkernel.operators import OperatorDefinition
+from justkernel.operators import OperatorDefinition, OperatorDefinitionError
 
 _SAFE_PATH = re.compile(r"^[A-Za-z0-9_.\-/]{1,200}$")
 _META_KEYS = ("team", "candidate_id", "note")
@@ -51,12 +58,22 @@ class DecodedBundle:
     files: dict[str, bytes]
     source_sha256: str
     client: dict[str, str | None]
+    toolchain: str = DEFAULT_TOOLCHAIN
+
+
+# Why a judge may refuse a known toolchain, said to the client (see `decode_bundle(toolchains=)`).
+_REFUSAL_HINTS = {
+    "cann": "it builds with the Ascend toolkit on an NPU host; send the same Ascend C sources "
+    "with toolchain 'ascendc-cpu' to have them evaluated on this CPU",
+    "cpu": "it evaluates Ascend C sources only (toolchain 'ascendc-cpu' or 'cann')",
+}
 
 
 def encode_bundle(bundle: CandidateBundle, *, upload: str = "zip") -> dict[str, Any]:
     """The JSON body of `POST /api/submissions` for `bundle` (`upload`: zip or files)."""
     body: dict[str, Any] = {
         "operator": bundle.operator,
+        "toolchain": bundle.toolchain,
         "source_sha256": bundle.source_sha256,
         "client": bundle.client_metadata(),
     }
@@ -85,6 +102,64 @@ def check_path(rel: Any, definition: OperatorDefinition) -> str:
         allowed = ", ".join(definition.paths.editable)
         raise BundleError(f"{shown}: not an editable file (only {allowed})")
     return rel
+
+
+@functools.cache
+def _template(project_dir: Path) -> frozenset[str]:
+    """Every file of a project template (relative POSIX paths); templates do not change."""
+    return frozenset(
+        p.relative_to(project_dir).as_posix() for p in project_dir.rglob("*") if p.is_file()
+    )
+
+
+def target_view(definition: OperatorDefinition, toolchain: str) -> OperatorDefinition:
+    """The operator as `toolchain` builds it, or BundleError when it has no such project."""
+    try:
+        return definition.for_toolchain(toolchain)
+    except (OperatorDefinitionError, ValueError) as exc:
+        raise BundleError(f"toolchain {toolchain!r}: {exc}") from None
+
+
+def check_target(
+    files: Mapping[str, bytes], definition: OperatorDefinition, toolchain: str
+) -> None:
+    """Refuse files of the other target's project: C port sources sent as Ascend C (or the
+    reverse) sit in editable folders of both, so the path check alone would let them through,
+    the build would ignore them and judge the template instead."""
+    own = target_view(definition, toolchain)
+    mine = _template(own.project_dir)
+    for other_id in TOOLCHAIN_IDS:
+        if playbook_target(other_id) == playbook_target(toolchain):
+            continue
+        try:
+            other = definition.for_toolchain(other_id)
+        except (OperatorDefinitionError, ValueError):
+            continue  # the operator has no such project: nothing of it to confuse
+        theirs = _template(other.project_dir) - mine
+        for rel in sorted(files):
+            if rel in theirs:
+                raise BundleError(
+                    f"{rel}: a file of the {playbook_target(other_id)} project (toolchain "
+                    f"{other_id!r}), but this submission names toolchain {toolchain!r}; send "
+                    f"the sources of that project or name the toolchain they are written for"
+                )
+
+
+def bundle_toolchain(raw: Any, accepted: Sequence[str] = TOOLCHAIN_IDS) -> str:
+    """The submission's target: a known toolchain id this judge evaluates (default
+    DEFAULT_TOOLCHAIN when the body names none), or BundleError."""
+    if raw is None:
+        raw = DEFAULT_TOOLCHAIN
+    if not isinstance(raw, str) or raw not in TOOLCHAIN_IDS:
+        shown = str(raw)[:40].encode("unicode_escape").decode()
+        raise BundleError(f"toolchain {shown!r}: expected one of {', '.join(TOOLCHAIN_IDS)}")
+    if raw not in accepted:
+        hint = _REFUSAL_HINTS.get(raw, "")
+        raise BundleError(
+            f"toolchain {raw!r}: this judge evaluates {', '.join(accepted)} only"
+            + (f"; {hint}" if hint else "")
+        )
+    return raw
 
 
 def _b64(text: Any, what: str) -> bytes:
@@ -164,14 +239,22 @@ def _client(raw: Any) -> dict[str, str | None]:
 
 
 def decode_bundle(
-    body: Any, definition: OperatorDefinition, limits: BundleLimits | None = None
+    body: Any,
+    definition: OperatorDefinition,
+    limits: BundleLimits | None = None,
+    *,
+    toolchains: Sequence[str] = TOOLCHAIN_IDS,
 ) -> DecodedBundle:
-    """Check a submission body and return its files; BundleError says what is wrong."""
+    """Check a submission body and return its files; BundleError says what is wrong.
+    `definition` is the operator's own; the files are checked against the view of the
+    toolchain the body names, which must be one of `toolchains`."""
     limits = limits or BundleLimits()
     if not isinstance(body, Mapping):
         raise BundleError("expected a JSON object")
     if body.get("operator") != definition.name:
         raise BundleError(f"operator: this judge evaluates {definition.name!r}")
+    toolchain = bundle_toolchain(body.get("toolchain"), toolchains)
+    operator, definition = definition, target_view(definition, toolchain)
     has_zip, has_files = "archive" in body, "files" in body
     if has_zip == has_files:
         raise BundleError("give exactly one of 'archive' (base64 ZIP) or 'files'")
@@ -184,8 +267,10 @@ def decode_bundle(
         files = _from_files(body["files"], definition, limits)
     if not files:
         raise BundleError("the bundle holds no files")
+    check_target(files, operator, toolchain)
     digest = editable_tree_sha256(files)
     claimed = body.get("source_sha256")
     if claimed is not None and claimed != digest:
         raise BundleError("source_sha256 does not match the files received")
-    return DecodedBundle(files=files, source_sha256=digest, client=_client(body.get("client")))
+    client = _client(body.get("client"))
+    return DecodedBundle(files=files, source_sha256=digest, client=client, toolchain=toolchain)

@@ -10,7 +10,8 @@ the lab, agents, scheduler, judger): the lab reaches it only over HTTP, through
     server.py        the Starlette app: login, submit, status, quota, rate limits
     store.py         the judge's SQLite: submissions, exact results, best time per point
     runner.py        the queue that evaluates stored submissions one at a time
-    eval.py          one evaluation on the hidden points (sandbox, CPU toolchain)
+    eval.py          one evaluation on the hidden points (sandbox, the submission's toolchain:
+                     ascendc-cpu by default, or cpu; one evaluator per target)
     limits.py        sliding windows and the daily quota's reset
     paths.py         the judge folder and its unguessable evaluation folder
     public.py        what clients see of a result (buckets, noised rounded times)

@@ -1,17 +1,21 @@
 """One submission on the hidden points: template + uploaded files ─► lab evaluator ─► points.
 
-The judge uses the lab's own pipeline (the CPU toolchain, its sandbox, receipts and cache)
-with the hidden case set in place of the local one: functional check of all 15 points, then
-callgrind on all 15 (each point's time is measured, none is estimated from another). A point's
-`time_us` is the cycle model's est_cycles / 1000, i.e. microseconds at a nominal 1 GHz; it is
-labelled as such in every result. What the judge did not measure stays None: the toolchain
-simulates only candidates that passed every functional point, so a failing candidate has no
-times, and `prof_sum_us` exists only when every point passed and was timed. A failure that
-load can cause (a wall-clock timeout: the receipt is not cacheable) is evaluated once more
-before it becomes an official fail.
+The judge uses the lab's own pipeline (a toolchain, its sandbox, receipts and cache) with the
+hidden case set in place of the local one, with the toolchain the submission names: the Ascend
+C project on `ascendc-cpu` (the default: the contest's own project, timed by the engine's
+per-pipe cycle model) or the C port on `cpu` (timed by callgrind). One evaluator per target,
+built on first use, each with its toolchain's cache under the judge's work folder. Functional
+check of all 15 points, then the cycle model on all 15 (each point's time is measured, none is
+estimated from another). A point's `time_us` is the cycle model's est_cycles / 1000, i.e.
+microseconds at a nominal 1 GHz; `time_source` names the model in every result. What the judge
+did not measure stays None: the toolchain simulates only candidates that passed every
+functional point, so a failing candidate has no times, and `prof_sum_us` exists only when every
+point passed and was timed. A failure that load can cause (a wall-clock timeout: the receipt is
+not cacheable) is evaluated once more before it becomes an official fail.
 
-Nothing from the run's text (stderr, details, case notes) reaches a result: a kernel could
-print the hidden shapes there. Only compile diagnostics are passed on; gcc never sees a case.
+Nothing from the run's text (stderr, details, case notes, an api_misuse record's message and
+site: they can quote extents) reaches a result: a kernel could print the hidden shapes there.
+Only compile diagnostics are passed on; the compiler never sees a case.
 """
 
 from __future__ import annotations
@@ -20,22 +24,31 @@ import asyncio
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from justkernel.core.receipts import CaseResult, CycleResult, Receipt, Status
+from justkernel.core.targets import DEFAULT_TOOLCHAIN
 from justkernel.judge.paths import JudgeFolder
 from justkernel.operators import CaseSpec, OperatorDefinition
 from justkernel.settings.config import Settings
 from justkernel.store.blobs import BlobStore
-from justkernel.toolchains import CpuToolchain
+from justkernel.toolchains.registry import TOOLCHAINS
 from justkernel.workers.evaluator import CaseSets, Evaluator
 from justkernel.workers.pool import LocalPool
 
-TIME_SOURCE = (
-    "cycle-model: callgrind est_cycles / 1000 at a nominal 1 GHz on the CPU port (not NPU time)"
-)
+# The cycle model that timed a target's points, as every result labels it.
+TIME_SOURCE: dict[str, str] = {
+    "ascendc-cpu": (
+        "cycle-model: the ascendc-cpu engine's per-pipe cycle model (MTE2/V/MTE3/S pipes, "
+        "ascend910b parameters), modelled cycles / 1000 at a nominal 1 GHz (not NPU time)"
+    ),
+    "cpu": (
+        "cycle-model: callgrind est_cycles / 1000 at a nominal 1 GHz on the CPU port (not NPU time)"
+    ),
+}
+JUDGED_TOOLCHAINS: tuple[str, ...] = tuple(TIME_SOURCE)  # what the local judge evaluates
 MAX_DIAGNOSTIC_LINES = 30
 LOAD_RETRIES = 1  # extra evaluations of a failure that may be due to load
 
@@ -58,6 +71,17 @@ def _point(pid: str, receipt: Receipt, case: CaseResult | None, cyc: CycleResult
     return {**point, "passed": passed, "outcome": outcome, "error_ratio": _error_ratio(case)}
 
 
+def toolchain_cache_dir(work_dir: Path, toolchain_id: str) -> Path:
+    """Where the judge keeps a toolchain's trusted artefacts: under its own work folder, apart
+    from the lab's cache (the judge is another service with its own folders)."""
+    return work_dir / "lab" / "toolchains" / toolchain_id
+
+
+def time_source(toolchain_id: str) -> str:
+    """What timed the points of a submission for `toolchain_id`."""
+    return TIME_SOURCE[toolchain_id]
+
+
 def result_from_receipt(receipt: Receipt, point_ids: Sequence[str]) -> dict[str, Any]:
     """The judge's answer for one receipt of the hidden points (best times are added by the
     store). Shapes, inputs and run output never appear in it."""
@@ -75,7 +99,8 @@ def result_from_receipt(receipt: Receipt, point_ids: Sequence[str]) -> dict[str,
         "outcome": receipt.status.value,
         "points": points,
         "prof_sum_us": sum(p["time_us"] for p in points) if complete else None,
-        "time_source": TIME_SOURCE,
+        "toolchain": receipt.executor.toolchain_id,
+        "time_source": time_source(receipt.executor.toolchain_id),
         "diagnostics": diagnostics,
         "evaluation": {
             "toolchain": receipt.executor.toolchain_id,
@@ -89,13 +114,25 @@ def result_from_receipt(receipt: Receipt, point_ids: Sequence[str]) -> dict[str,
 
 
 @dataclass
-class JudgeEvaluation:
-    """The judge's evaluator: the lab pipeline on the hidden points, in the judge's work dir."""
+class TargetEvaluator:
+    """One target's evaluator and the operator view its projects are laid out by."""
 
-    definition: OperatorDefinition
-    hidden: tuple[CaseSpec, ...]
+    toolchain_id: str
+    definition: OperatorDefinition  # the toolchain's view (template, editable paths)
     evaluator: Evaluator
-    scratch: Path
+
+
+@dataclass
+class JudgeEvaluation:
+    """The judge's evaluator: the lab pipeline on the hidden points, in the judge's work dir,
+    one evaluator per target (`JUDGED_TOOLCHAINS`), built when a submission first needs it."""
+
+    definition: OperatorDefinition  # the operator's own (the C port view)
+    hidden: tuple[CaseSpec, ...]
+    work: Path
+    settings: Settings
+    sim_parallelism: int = 2
+    targets: dict[str, TargetEvaluator] = field(default_factory=dict)
 
     @classmethod
     def create(
@@ -106,46 +143,71 @@ class JudgeEvaluation:
         *,
         sim_parallelism: int = 2,
     ) -> JudgeEvaluation:
-        hidden = tuple(hidden)
         work = folder.work_dir
         settings = Settings(data_dir=work / "lab", config_dir=folder.root / "config")
-        toolchain = CpuToolchain(definition, cache_dir=work / "lab" / "toolchains" / "cpu")
-        evaluator = Evaluator(
-            settings,
-            LocalPool(slots=1),
-            toolchain,
-            BlobStore(settings.blobs_dir),
-            sim_parallelism=sim_parallelism,
-            cases=CaseSets(local=hidden, perf=hidden),
-        )
-        return cls(definition, hidden, evaluator, work / "submissions")
+        return cls(definition, tuple(hidden), work, settings, sim_parallelism)
+
+    @property
+    def scratch(self) -> Path:
+        return self.work / "submissions"
 
     @property
     def point_ids(self) -> tuple[str, ...]:
         return tuple(c.id for c in self.hidden)
 
-    def _materialize(self, files: Mapping[str, bytes]) -> Path:
-        """The operator template with the uploaded (already checked) files laid over it."""
+    def target(self, toolchain_id: str) -> TargetEvaluator:
+        """The evaluator of `toolchain_id`, built on first use. Its toolchain's cache (the
+        trusted harness objects, precompiled headers, object cache) is under the work folder,
+        apart from the lab's; the receipt cache and input packs are shared by every target
+        (receipt keys name the toolchain; packs are the operator's)."""
+        if toolchain_id not in JUDGED_TOOLCHAINS:
+            raise ValueError(f"the local judge does not evaluate toolchain {toolchain_id!r}")
+        if toolchain_id not in self.targets:
+            cache = toolchain_cache_dir(self.work, toolchain_id)
+            toolchain = TOOLCHAINS[toolchain_id](self.definition, cache)
+            missing = toolchain.missing() if hasattr(toolchain, "missing") else ()
+            if missing:
+                raise RuntimeError(f"{toolchain_id} cannot run on the judge's host")
+            evaluator = Evaluator(
+                self.settings,
+                LocalPool(slots=1),
+                toolchain,
+                BlobStore(self.settings.blobs_dir),
+                sim_parallelism=self.sim_parallelism,
+                cases=CaseSets(local=self.hidden, perf=self.hidden),
+            )
+            view = self.definition.for_toolchain(toolchain_id)
+            self.targets[toolchain_id] = TargetEvaluator(toolchain_id, view, evaluator)
+        return self.targets[toolchain_id]
+
+    def _materialize(self, view: OperatorDefinition, files: Mapping[str, bytes]) -> Path:
+        """The target's project template with the uploaded (already checked) files over it."""
         self.scratch.mkdir(parents=True, exist_ok=True)
         project = Path(tempfile.mkdtemp(prefix="sub-", dir=self.scratch)) / "project"
-        shutil.copytree(
-            self.definition.project_dir, project, ignore=shutil.ignore_patterns("build")
-        )
+        shutil.copytree(view.project_dir, project, ignore=shutil.ignore_patterns("build"))
         for rel, data in files.items():
             target = project / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         return project
 
-    async def evaluate(self, files: Mapping[str, bytes], team: str = "judge") -> dict[str, Any]:
-        """Judge the files; a failure that load can cause (a wall-clock timeout, marked not
-        cacheable) is evaluated once more before it costs the team an official fail."""
-        project = await asyncio.to_thread(self._materialize, files)
+    async def evaluate(
+        self,
+        files: Mapping[str, bytes],
+        team: str = "judge",
+        *,
+        toolchain: str = DEFAULT_TOOLCHAIN,
+    ) -> dict[str, Any]:
+        """Judge the files with `toolchain`; a failure that load can cause (a wall-clock
+        timeout, marked not cacheable) is evaluated once more before it costs the team an
+        official fail."""
+        target = self.target(toolchain)
+        project = await asyncio.to_thread(self._materialize, target.definition, files)
         attempts = 0
         try:
             while True:
                 attempts += 1
-                receipt = await self.evaluator.evaluate(project, team=team, kind="full")
+                receipt = await target.evaluator.evaluate(project, team=team, kind="full")
                 if receipt.status.passed or receipt.cacheable or attempts > LOAD_RETRIES:
                     break
         finally:
@@ -155,4 +217,5 @@ class JudgeEvaluation:
         return result
 
     async def close(self) -> None:
-        await self.evaluator.pool.close()
+        for target in self.targets.values():
+            await target.evaluator.pool.close()

@@ -4,7 +4,9 @@ The store is the queue, so nothing is lost when the judge stops: a submission le
 goes back to `queued` at the next start and is evaluated again (same source, same points,
 same answer; usually a cache hit). A candidate's failure is a finished result with failed
 points; only an infrastructure failure gives status `error`, with a message that names the
-kind of failure and nothing of the host (paths there would name the judge's folders).
+kind of failure and nothing of the host (paths there would name the judge's folders). Each
+submission is evaluated with the toolchain it named; best times are kept per target (two cycle
+models' times do not compare).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from datetime import datetime
 
 from justkernel.judge.eval import JudgeEvaluation
 from justkernel.judge.public import Publisher
-from justkernel.judge.store import JudgeStore
+from justkernel.judge.store import JudgeStore, best_times_key
 
 log = logging.getLogger("justkernel.judge")
 
@@ -57,7 +59,8 @@ class JudgeRunner:
                 continue
             self.store.mark_running(sub.id, self._now())
             try:
-                result = await self.evaluation.evaluate(self.store.files(sub.id))
+                files = self.store.files(sub.id)
+                result = await self.evaluation.evaluate(files, toolchain=sub.toolchain)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # infrastructure: the candidate is not to blame
@@ -66,5 +69,6 @@ class JudgeRunner:
                 self.store.fail(sub.id, message, self._now())
             else:
                 public = self.publisher.times(result, sub.source_sha256)
-                self.store.finish(sub.id, sub.operator, result, self._now(), public)
+                board = best_times_key(sub.operator, sub.toolchain)
+                self.store.finish(sub.id, board, result, self._now(), public)
             self.evaluated += 1

@@ -1,12 +1,17 @@
 """The local judge service: the official evaluation's API shape over the hidden points.
 
     POST /api/login                 {token} -> {session_token, token_type, expires_in}
-    POST /api/submissions           bearer; {operator, archive | files, source_sha256, client}
-                                    -> 202 {submission_id, status: queued, ...}
+    POST /api/submissions           bearer; {operator, toolchain, archive | files,
+                                    source_sha256, client} -> 202 {submission_id, status, ...}
     GET  /api/submissions/{id}      bearer -> {status, points[], prof_sum_us, ...}
     GET  /api/submissions           bearer -> {submissions: [...]} (newest first)
     GET  /api/quota                 bearer -> {used, limit, remaining, day, resets_at}
-    GET  /api/health                open   -> {ok, operator, points: [h01..h15]}
+    GET  /api/health                open   -> {ok, operator, toolchains, points: [h01..]}
+
+A submission names the target its files are written for: `toolchain` "ascendc-cpu" (the
+default: the Ascend C project, evaluated by the ascendc-cpu toolchain) or "cpu" (the C port);
+"cann" is refused (this judge has no Ascend toolkit). Its files must be that target's editable
+files, not the other project's.
 
 The bearer is the login token itself or a session token from /api/login. Answers: 401 without
 a valid bearer, 429 `rate_limited` (Retry-After) beyond the per-account submission rate or the
@@ -38,7 +43,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from justkernel.evaluation.submission_files import BundleError, BundleLimits, decode_bundle
 from justkernel.jsonsafe import loads_bounded
-from justkernel.judge.eval import TIME_SOURCE, JudgeEvaluation
+from justkernel.judge.eval import JUDGED_TOOLCHAINS, JudgeEvaluation, time_source
 from justkernel.judge.hidden_cases import load_or_create_hidden_cases
 from justkernel.judge.limits import SlidingWindow, next_reset, quota_day, utc_now
 from justkernel.judge.paths import JudgeFolder
@@ -157,9 +162,10 @@ class JudgeService:
             "submitted_at": sub.submitted_at,
             "started_at": sub.started_at,
             "finished_at": sub.finished_at,
+            "toolchain": sub.toolchain,
             "points": [],
             "prof_sum_us": None,
-            "time_source": TIME_SOURCE,
+            "time_source": time_source(sub.toolchain),
         }
         if sub.result is not None:  # exact in the store; clients get the published view
             out.update(self.publisher.result(sub.result, sub.source_sha256))
@@ -221,7 +227,14 @@ async def _read_json(request: Request, limit: int) -> Any:
 
 async def health(request: Request) -> Response:
     svc = _service(request)
-    return JSONResponse({"ok": True, "operator": svc.definition.name, "points": svc.point_ids})
+    return JSONResponse(
+        {
+            "ok": True,
+            "operator": svc.definition.name,
+            "toolchains": JUDGED_TOOLCHAINS,
+            "points": svc.point_ids,
+        }
+    )
 
 
 async def login(request: Request) -> Response:
@@ -248,7 +261,9 @@ async def submit(request: Request) -> Response:
         return _error(429, "rate_limited", f"at most {per} submissions a minute", retry_after=wait)
     try:
         body = await _read_json(request, svc.config.limits.max_body_bytes)
-        bundle = decode_bundle(body, svc.definition, svc.config.limits)
+        bundle = decode_bundle(
+            body, svc.definition, svc.config.limits, toolchains=JUDGED_TOOLCHAINS
+        )
     except BundleError as exc:
         return _error(400, "bad_bundle", str(exc))
     key = request.headers.get("idempotency-key") or None
@@ -263,6 +278,7 @@ async def submit(request: Request) -> Response:
         client=bundle.client,
         idempotency_key=key[:200] if key else None,
         daily_limit=svc.config.daily_quota,
+        toolchain=bundle.toolchain,
     )
     quota = svc.quota(account)
     if sub is None:

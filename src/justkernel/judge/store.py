@@ -6,6 +6,10 @@ interrupted submission survives a restart (`requeue_interrupted`) and is evaluat
 best time of a point is updated in the transaction that stores a result: they never disagree.
 A result is kept exact (for the judge's operator); clients get `public.Publisher`'s view
 of it, whose best times are the best published ones (`public_best_times`), never exact ones.
+
+Each submission records the toolchain it named (`toolchain`; rows from before targets existed
+were all evaluated on the C port: 'cpu'). Best times are kept per operator and target
+(`best_times_key`): a callgrind time and a per-pipe model time do not compare.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     client TEXT NOT NULL,
     result TEXT,
     error TEXT,
+    toolchain TEXT NOT NULL DEFAULT 'cpu',
     UNIQUE (account, idempotency_key)
 );
 CREATE INDEX IF NOT EXISTS submissions_day ON submissions (account, quota_day);
@@ -62,6 +67,13 @@ CREATE TABLE IF NOT EXISTS public_best_times (
 """
 
 
+def best_times_key(operator: str, toolchain: str) -> str:
+    """The best-time tables' `operator` key of a target: the operator's name for `cpu` (the
+    key every best time had before targets existed, so those stay the C port's), else
+    `<operator>@<toolchain>`."""
+    return operator if toolchain == "cpu" else f"{operator}@{toolchain}"
+
+
 @dataclass(frozen=True)
 class StoredSubmission:
     id: str
@@ -76,6 +88,7 @@ class StoredSubmission:
     client: dict[str, Any]
     result: dict[str, Any] | None
     error: str | None
+    toolchain: str = "cpu"
 
     @classmethod
     def of(cls, row: sqlite3.Row) -> StoredSubmission:
@@ -92,6 +105,7 @@ class StoredSubmission:
             client=json.loads(row["client"]),
             result=json.loads(row["result"]) if row["result"] else None,
             error=row["error"],
+            toolchain=row["toolchain"],
         )
 
 
@@ -107,6 +121,11 @@ class JudgeStore:
         self._lock = threading.Lock()
         with self._lock:
             self._db.executescript(_SCHEMA)  # its own transaction
+            columns = {r["name"] for r in self._db.execute("PRAGMA table_info(submissions)")}
+            if "toolchain" not in columns:  # a judge database from before targets existed
+                self._db.execute(
+                    "ALTER TABLE submissions ADD COLUMN toolchain TEXT NOT NULL DEFAULT 'cpu'"
+                )
 
     def close(self) -> None:
         with self._lock:
@@ -136,6 +155,7 @@ class JudgeStore:
         client: Mapping[str, Any],
         idempotency_key: str | None,
         daily_limit: int,
+        toolchain: str,
     ) -> tuple[StoredSubmission | None, bool]:
         """Queue a submission unless the day's quota is used: (submission, created).
 
@@ -156,8 +176,8 @@ class JudgeStore:
             sid = f"sub-{secrets.token_hex(8)}"
             db.execute(
                 "INSERT INTO submissions (id, account, operator, idempotency_key, status, "
-                "quota_day, submitted_at, source_sha256, files, client) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "quota_day, submitted_at, source_sha256, files, client, toolchain) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     sid,
                     account,
@@ -169,6 +189,7 @@ class JudgeStore:
                     source_sha256,
                     encoded,
                     json.dumps(dict(client)),
+                    toolchain,
                 ),
             )
             row = db.execute("SELECT * FROM submissions WHERE id = ?", (sid,)).fetchone()

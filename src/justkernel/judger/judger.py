@@ -24,6 +24,7 @@ from justkernel.core.events.collab import (
     OfficialResult,
 )
 from justkernel.core.statuses import CandidateStatus, SubmissionStatus
+from justkernel.core.targets import DEFAULT_TOOLCHAIN
 from justkernel.evaluation.protocol import (
     CandidateBundle,
     EvaluationClient,
@@ -63,10 +64,13 @@ class Judger:
         clock: Clock = utc_clock,
         settings_file: JudgerSettingsFile | None = None,
         model_review: ModelReview | None = None,
+        toolchain: str | None = None,
     ) -> None:
         """`settings_file`, when given, is re-read before every pass (settings changed from
         the dashboard or the CLI apply without a restart) and wins over `config`.
-        `model_review` reads the diff when the settings name a model instead of "rules"."""
+        `model_review` reads the diff when the settings name a model instead of "rules".
+        `toolchain` is the run's target, named in every bundle sent to the judge; None: the
+        toolchain of the receipt that measured each candidate (a run never mixes targets)."""
         self.lab = lab
         self.run_id = run_id
         self.operator = operator
@@ -79,6 +83,7 @@ class Judger:
         self.model_review = model_review
         self.receipts = ReceiptCache(lab.settings.resolved_data_dir / "receipts")
         self.rows: SubmissionStore = lab.submissions
+        self.toolchain = toolchain
 
     def _reload(self) -> None:
         if self.settings_file is not None:  # a broken file keeps the last good settings
@@ -293,6 +298,13 @@ class Judger:
                 continue
             await self._send(reserved, cand, again=True)
 
+    def _toolchain_of(self, cand: Candidate) -> str:
+        """The target the candidate's files are written for: the run's, else its receipt's."""
+        if self.toolchain is not None:
+            return self.toolchain
+        receipt = self.receipts.get(cand.receipt_key)
+        return receipt.executor.toolchain_id if receipt is not None else DEFAULT_TOOLCHAIN
+
     async def _send(self, reserved: Submission, cand: Candidate, *, again: bool) -> None:
         note = "" if cand.local_passed else "local precision not fully verified"
         bundle = CandidateBundle.create(
@@ -301,6 +313,7 @@ class Judger:
             team=cand.team_id,
             candidate_id=cand.id,
             note=note,
+            toolchain=self._toolchain_of(cand),
         )
         key = reserved.idempotency_key
         try:
