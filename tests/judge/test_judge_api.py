@@ -23,6 +23,7 @@ from justkernel.operators import load_operator
 from tests.support.judge import (
     Clock,
     RunningJudge,
+    ascendc_bundle,
     bundle,
     judge_in_thread,
     new_judge_dir,
@@ -135,6 +136,30 @@ def test_bad_bundles_are_refused_with_a_clear_message(
         assert r.status_code == 400, (upload, r.text)
         assert r.json()["error"] == "bad_bundle"
         assert message in r.json()["detail"], r.json()["detail"]
+
+
+TARGET_REFUSALS = [
+    ("cpu", "ascendc-cpu", "op_host/cmg_tiling.c: a file of the cpu project (toolchain 'cpu')"),
+    ("ascendc-cpu", "cpu", "a file of the ascendc project"),
+    ("ascendc-cpu", "cann", "this judge evaluates ascendc-cpu, cpu only; it builds with the"),
+    ("ascendc-cpu", "tpu", "toolchain 'tpu': expected one of ascendc-cpu, cpu, cann"),
+]
+
+
+@pytest.mark.parametrize(("sources", "toolchain", "message"), TARGET_REFUSALS)
+def test_a_submission_for_the_wrong_target_is_refused_before_it_is_queued(
+    judge: RunningJudge, sources: str, toolchain: str, message: str
+) -> None:
+    """C port files named as Ascend C (or the reverse) would be ignored by the build and the
+    template judged in their place; a toolchain this judge cannot run is refused too."""
+    files = dict(bundle().files if sources == "cpu" else ascendc_bundle().files)
+    body = encode_bundle(CandidateBundle.create("confusion_mul_grad", files))
+    r = post(judge.url, {**body, "toolchain": toolchain}, judge.token)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"] == "bad_bundle"
+    assert message in r.json()["detail"], r.json()["detail"]
+    listed = httpx.get(f"{judge.url}/api/submissions", headers=bearer(judge.token)).json()
+    assert all(s["source_sha256"] != body["source_sha256"] for s in listed["submissions"])
 
 
 @pytest.mark.filterwarnings("ignore:Duplicate name")
