@@ -1,12 +1,15 @@
 """Local judge throughput: submissions evaluated per minute over HTTP, by the real judge-server.
 
-Run: uv run python bench/judge.py [--candidates N] [--no-baseline]
+Run: uv run python bench/judge.py [--toolchain ascendc-cpu|cpu] [--candidates N] [--no-baseline]
 
 Starts `justkernel judge-server` on a fresh judge folder (new secret seed, 15 hidden points) and
-submits N distinct candidates (the fast fixture kernel with a different comment each, so none is
-a cache hit), then N identical ones (cache hits), then the naive baseline once. Prints seconds per
-submission from upload to finished result (the judge evaluates one at a time, callgrind on all 15
-points with 2 simulations in parallel) and submissions per minute.
+submits N distinct candidates, then N identical ones (cache hits), then the target's baseline
+once. `cpu` (the C port): the fast fixture kernel with a different comment each, so none is a
+cache hit, timed by callgrind; `ascendc-cpu` (the default: the Ascend C project): the template
+baseline with a different constant each (a comment would be an object-cache hit), timed by the
+per-pipe model; its first submission builds the judge's harness main and precompiled headers.
+Prints seconds per submission from upload to finished result (the judge evaluates one at a
+time, 2 simulations in parallel) and submissions per minute.
 Goal on 2 cores: one submission well under a minute.
 """
 
@@ -33,15 +36,23 @@ REPO = Path(__file__).resolve().parent.parent
 FAST = REPO / "tests" / "fixtures" / "kernels" / "fast_fused_blocked"
 
 
-def bundle(root: Path, name: str, variant: Path | None, tag: str) -> CandidateBundle:
+def bundle(
+    root: Path, name: str, variant: Path | None, tag: str, toolchain: str
+) -> CandidateBundle:
     definition = load_operator()
+    view = definition.for_toolchain(toolchain)
     dest = root / "candidates" / name
-    shutil.copytree(definition.project_dir, dest, ignore=shutil.ignore_patterns("build"))
+    shutil.copytree(view.project_dir, dest, ignore=shutil.ignore_patterns("build"))
     if variant is not None:
         shutil.copytree(variant, dest, dirs_exist_ok=True)
-    kernel = dest / definition.build.kernel_source
-    kernel.write_text(kernel.read_text() + f"\n/* bench {tag} */\n")
-    return CandidateBundle.from_project(dest, definition, candidate_id=name)
+    kernel = dest / view.build.kernel_source
+    if toolchain == "cpu":
+        kernel.write_text(kernel.read_text() + f"\n/* bench {tag} */\n")
+    else:
+        kernel.write_text(
+            kernel.read_text() + f"\nconstexpr long kBench{tag} = {time.time_ns()};\n"
+        )
+    return CandidateBundle.from_project(dest, definition, toolchain=toolchain, candidate_id=name)
 
 
 def start(judge_dir: Path, work: Path) -> subprocess.Popen[bytes]:
@@ -90,6 +101,7 @@ def report(label: str, done: list[tuple[float, OfficialResult]]) -> None:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--toolchain", choices=("ascendc-cpu", "cpu"), default="ascendc-cpu")
     parser.add_argument("--candidates", type=int, default=4)
     parser.add_argument("--no-baseline", action="store_true")
     args = parser.parse_args()
@@ -100,12 +112,15 @@ async def main() -> None:
     judge_dir = root / "judge"
     process = start(judge_dir, work)
     try:
-        print(f"judge folder {judge_dir}, {os.cpu_count()} CPUs")
-        fast = [bundle(root, f"fast{i}", FAST, str(i)) for i in range(args.candidates)]
-        report("fast kernel, distinct", await timed(judge_dir, fast))
-        report("fast kernel, cache hits", await timed(judge_dir, fast))
+        tc = args.toolchain
+        print(f"judge folder {judge_dir}, {os.cpu_count()} CPUs, toolchain {tc}")
+        variant, label = (FAST, "fast kernel") if tc == "cpu" else (None, "Ascend C baseline")
+        fast = [bundle(root, f"c{i}", variant, str(i), tc) for i in range(args.candidates)]
+        report(f"{label}, distinct", await timed(judge_dir, fast))
+        report(f"{label}, cache hits", await timed(judge_dir, fast))
         if not args.no_baseline:
-            report("naive baseline", await timed(judge_dir, [bundle(root, "base", None, "b")]))
+            base = bundle(root, "base", None, "b", tc)
+            report("baseline", await timed(judge_dir, [base]))
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=30)
