@@ -24,12 +24,41 @@ from tests.support.postgres import (
 pytest_plugins = ("tests.support.skips",)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def session_cache_home() -> Iterator[Path]:
+    """One XDG cache folder for the whole session: the toolchains' trusted artefacts
+    (`<cache_dir>/toolchains/<id>/`: the ascendc-cpu harness main ~11 CPU-s, its precompiled
+    headers, the cpu harness.o) are built once per session, as once per machine in a real lab,
+    not once per test. Set for the session too (with the target pin below), so a server a
+    session fixture starts sees the same environment as the tests."""
+    folder = open_folder("jk-cache-")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(folder))
+        patch.setenv("JUSTKERNEL_TOOLCHAIN", "cpu")
+        yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test reads the developer's .env, config folder or data folder."""
+def _isolated_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, session_cache_home: Path
+) -> None:
+    """No test reads the developer's .env, config folder, cache or data folder.
+
+    The lab's default target is `ascendc-cpu`, but the suite pins `JUSTKERNEL_TOOLCHAIN=cpu`:
+    the existing tests were written for the C port and stay on it (fast, and it is the second
+    target the lab keeps working); a test of an Ascend C flow sets the toolchain explicitly,
+    and a test of the default itself deletes the variable."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    for name in ("JUSTKERNEL_DATA_DIR", "JUSTKERNEL_DATABASE_URL", "JUSTKERNEL_API_TOKEN"):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(session_cache_home))
+    monkeypatch.setenv("JUSTKERNEL_TOOLCHAIN", "cpu")
+    for name in (
+        "JUSTKERNEL_DATA_DIR",
+        "JUSTKERNEL_DATABASE_URL",
+        "JUSTKERNEL_API_TOKEN",
+        "JUSTKERNEL_CACHE_DIR",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from justkernel.core.targets import DEFAULT_TOOLCHAIN, ToolchainId
 from justkernel.settings import redaction
 
 
@@ -24,6 +25,13 @@ class ConfigError(Exception):
 def _default_config_dir() -> Path:
     """Per-user config folder (XDG), outside any repository, for the secrets store."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "justkernel"
+
+
+def _default_cache_dir() -> Path:
+    """Per-user cache folder (XDG): the toolchains' trusted artefacts are built once per
+    machine there, not once per data folder."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "justkernel"
 
 
@@ -48,6 +56,16 @@ class Settings(BaseSettings):
     config_dir: Path = Field(
         default_factory=_default_config_dir,
         description="Per-user folder for the encrypted secrets store (outside the repo).",
+    )
+    cache_dir: Path = Field(
+        default_factory=_default_cache_dir,
+        description="Per-user folder for the toolchains' trusted artefacts (cpu harness.o, "
+        "ascendc-cpu main.o, precompiled headers, object cache), shared by every data folder.",
+    )
+    toolchain: ToolchainId = Field(
+        default=DEFAULT_TOOLCHAIN,
+        description="The default target of a new run: ascendc-cpu (the contest's Ascend C "
+        "project, needs g++ >= 12), cpu (the C port) or cann (a CANN host).",
     )
     host: str = Field(default="127.0.0.1", description="Address the web server binds to.")
     port: int = Field(default=4173, ge=0, le=65535, description="Port of the web server.")
@@ -97,6 +115,12 @@ class Settings(BaseSettings):
         description="The official judge client's settings ([official] table).",
     )
 
+    @field_validator("cache_dir", mode="before")
+    @classmethod
+    def _cache_default(cls, value: object) -> object:
+        """An empty `JUSTKERNEL_CACHE_DIR=` (as `.env.example` shows it) means the default."""
+        return _default_cache_dir() if value in (None, "") else value
+
     @field_validator("database_url")
     @classmethod
     def _known_backend(cls, value: str | None) -> str | None:
@@ -138,6 +162,11 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite+aiosqlite:///{self.resolved_data_dir / 'justkernel.db'}"
+
+    @property
+    def toolchains_dir(self) -> Path:
+        """`<cache_dir>/toolchains`: one folder per toolchain id below it."""
+        return self.cache_dir.expanduser().resolve() / "toolchains"
 
     @property
     def blobs_dir(self) -> Path:
