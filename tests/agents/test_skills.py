@@ -6,7 +6,6 @@ reports, so a model can map an `api_misuse` record to its fix."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from pathlib import Path
@@ -85,9 +84,8 @@ async def test_an_ascendc_team_is_prompted_with_the_ascendc_skills(runtime: LabR
     runtime.lab.secrets.set("scripted_key", KEY)
     async with OpenAIServer(lambda _body: Reply(text="Nothing to try. [done]"), api_key=KEY) as srv:
         runtime.presets["scripted"] = scripted_preset(srv.base_url)
-        ascendc = dataclasses.replace(runtime, operator=runtime.operator.ascendc_target())
-        run = await runtime.lab.runs.create("ascendc skills")
-        scheduler = ascendc.scheduler(run.id, SchedulerConfig())
+        run = await runtime.lab.runs.create("ascendc skills", meta={"toolchain": "ascendc-cpu"})
+        scheduler = runtime.scheduler(run, SchedulerConfig())
         await scheduler.add_team("scripted")
         await scheduler.run(seconds=60)
         system = json.dumps([m for m in srv.chat_bodies[0]["messages"] if m["role"] == "system"])

@@ -33,8 +33,15 @@ from justkernel.a2a.board import BoardError, LabBoard
 from justkernel.core.events.collab import A2AEvaluation
 from justkernel.core.receipts import Receipt
 from justkernel.core.relpath import relpath_problem
+from justkernel.core.targets import (
+    TOOLCHAIN_IDS,
+    TargetMismatch,
+    check_same_target,
+    playbook_target,
+    run_toolchain,
+)
 from justkernel.lab import Lab
-from justkernel.operators import OperatorDefinition
+from justkernel.operators import OperatorDefinition, load_operator
 from justkernel.store.tokens import TeamIdentity
 from justkernel.toolchains.tree import MAX_FILE_BYTES
 from justkernel.workers.evaluator import Evaluator
@@ -46,7 +53,8 @@ IDENTITY_KEY = "justkernel.team"  # where the context builder puts the caller's 
 MAX_FILES = 32
 MAX_TOTAL_BYTES = 4 * MAX_FILE_BYTES
 MAX_QUESTION_CHARS = 4000
-EvaluatorSource = Evaluator | Callable[[], Awaitable[Evaluator]]
+# an evaluator, or an async factory of the evaluator of a target (toolchain id)
+EvaluatorSource = Evaluator | Callable[[str], Awaitable[Evaluator]]
 
 
 class SkillError(ValueError):
@@ -73,12 +81,45 @@ def requested_skill(context: RequestContext) -> str | None:
 
 
 # -- candidate files ------------------------------------------------------------------------
-def _check_path(rel: Any, operator: OperatorDefinition) -> str | None:
-    """Why `rel` cannot be a candidate file, or None when it is an editable project path."""
+PROJECTS = {"cpu": "C port", "ascendc": "Ascend C"}
+
+
+def _project_files(view: OperatorDefinition) -> set[str]:
+    """The files that make a project what it is: its template's files and the sources its
+    build names (so a C port kernel is recognised in an Ascend C submission and back)."""
+    root = view.project_dir
+    named = {view.build.kernel_source, view.build.tiling_source, view.build.harness_source}
+    return named | {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+
+def _other_target(rel: str, operator: OperatorDefinition, toolchain_id: str) -> str | None:
+    """Why `rel` belongs to the other target's project and not to this run's, or None."""
+    if operator.ascendc is None or toolchain_id not in TOOLCHAIN_IDS:
+        return None
+    base = load_operator(operator.name)
+    mine = playbook_target(toolchain_id)
+    other_id = "ascendc-cpu" if mine == "cpu" else "cpu"
+    if rel in _project_files(operator) or rel not in _project_files(base.for_toolchain(other_id)):
+        return None
+    sources = ", ".join(dict.fromkeys((operator.build.kernel_source, operator.build.tiling_source)))
+    return (
+        f"{rel}: a file of the {PROJECTS[playbook_target(other_id)]} project, but this run's "
+        f"target is {toolchain_id} (the {PROJECTS[mine]} project: {sources}, under "
+        f"{', '.join(operator.paths.editable)}); a run never mixes targets"
+    )
+
+
+def _check_path(
+    rel: Any, operator: OperatorDefinition, toolchain_id: str | None = None
+) -> str | None:
+    """Why `rel` cannot be a candidate file, or None when it is an editable project path of
+    the run's target (`toolchain_id`: a file of the other target's project is refused by name)."""
     if not isinstance(rel, str) or not rel or len(rel) > 200:
         return f"{str(rel)[:80]!r}: not a file path"
     if (problem := relpath_problem(rel)) is not None:
         return f"{rel.encode('unicode_escape').decode()}: {problem}"
+    if toolchain_id is not None and (why := _other_target(rel, operator, toolchain_id)):
+        return why
     access = operator.paths.access(rel)
     if access == "forbidden":
         return f"{rel}: fixed by the operator; it cannot change"
@@ -87,10 +128,13 @@ def _check_path(rel: Any, operator: OperatorDefinition) -> str | None:
     return None
 
 
-def candidate_files(message: Message | None, operator: OperatorDefinition) -> dict[str, bytes]:
+def candidate_files(
+    message: Message | None, operator: OperatorDefinition, toolchain_id: str | None = None
+) -> dict[str, bytes]:
     """The editable files a submission carries: file parts (raw bytes with a filename) and/or
-    data parts `{relpath: text}` (or `{"files": {relpath: text}}`). Every problem is reported
-    at once, so the agent can fix them in one go."""
+    data parts `{relpath: text}` (or `{"files": {relpath: text}}`), checked against the run's
+    target (`operator` is its view, `toolchain_id` its id). Every problem is reported at once,
+    so the agent can fix them in one go."""
     entries: list[tuple[Any, Any]] = []
     problems: list[str] = []
     for part in message.parts if message else []:
@@ -110,7 +154,7 @@ def candidate_files(message: Message | None, operator: OperatorDefinition) -> di
             entries += list(files.items())
     files_out: dict[str, bytes] = {}
     for rel, content in entries:
-        why = _check_path(rel, operator)
+        why = _check_path(rel, operator, toolchain_id)
         if why is None and rel in files_out:
             why = f"{rel}: sent twice"
         if why is None and not isinstance(content, str | bytes):
@@ -172,10 +216,18 @@ class LabAgentExecutor(AgentExecutor):
         self._per_team = evaluations_per_team
         self._slots: dict[TeamIdentity, asyncio.Semaphore] = {}
 
-    async def evaluator(self) -> Evaluator:
+    async def evaluator(self, toolchain_id: str) -> Evaluator:
+        """The evaluator of the run's target; SkillError when this lab has none for it."""
         if isinstance(self._evaluator, Evaluator):
-            return self._evaluator
-        return await self._evaluator()
+            evaluator = self._evaluator
+        else:
+            evaluator = await self._evaluator(toolchain_id)
+        if evaluator.toolchain.id != toolchain_id:
+            raise SkillError(
+                f"this run's target is {toolchain_id}; this lab evaluates "
+                f"{evaluator.toolchain.id} candidates here"
+            )
+        return evaluator
 
     # -- AgentExecutor ----------------------------------------------------------------------
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -249,12 +301,18 @@ class LabAgentExecutor(AgentExecutor):
     async def _submit(
         self, identity: TeamIdentity, context: RequestContext, updater: TaskUpdater
     ) -> None:
-        evaluator = await self.evaluator()
-        files = candidate_files(context.message, evaluator.definition)
+        run = await self.lab.runs.get(identity.run_id)
+        toolchain_id = run_toolchain(run.meta)
+        evaluator = await self.evaluator(toolchain_id)
+        files = candidate_files(context.message, evaluator.definition, toolchain_id)
         await updater.start_work(self._say(updater, f"evaluating {len(files)} file(s)"))
         slot = self._slots.setdefault(identity, asyncio.Semaphore(self._per_team))
         async with slot:
             receipt, editable = await self._evaluate(evaluator, identity, files)
+        try:  # defence in depth: the run's evaluator cannot give another target's receipt
+            check_same_target(toolchain_id, receipt.executor.toolchain_id, "the candidate")
+        except TargetMismatch as exc:
+            raise SkillError(str(exc)) from None
         receipt_json = receipt.model_dump(mode="json")
         blob = self.lab.blobs.put(receipt.model_dump_json(indent=1).encode())
         await updater.add_artifact(

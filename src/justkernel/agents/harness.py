@@ -45,6 +45,8 @@ from justkernel.agents.offline import OFFLINE_PROVIDER, OfflinePlaybookModel
 from justkernel.agents.providers import build_chat_model
 from justkernel.agents.skills import is_ascendc_project, skill_sources
 from justkernel.agents.tools import TeamContext, build_tools
+from justkernel.core.targets import playbook_target
+from justkernel.operators import OperatorDefinition
 from justkernel.settings.models import ModelPreset
 from justkernel.settings.secrets import SecretsStore
 
@@ -87,7 +89,27 @@ MEMBERS = [
 
 MEMBER_ROLES = tuple(m["name"] for m in MEMBERS)
 
-FORBIDDEN_WRITES = ["/include/**", "/harness/**", "/Makefile", "/skills/**", "/spec.md"]
+WORKSPACE_FIXED = ["/skills/**", "/spec.md"]  # the lab's, in every workspace
+
+
+def forbidden_writes(operator: OperatorDefinition) -> list[str]:
+    """What the agent's file tools may never write, from the project it works on: every
+    template entry outside the editable folders (the C port's include/, harness/, Makefile;
+    the Ascend C project's CMakeLists.txt, CMakePresets.json, build.sh, examples/), the
+    forbidden paths inside them (the Ascend C op_host/op_kernel CMakeLists.txt), the skills and
+    the spec. The workspace refuses these writes too (`TeamWorkspace.resolve`); this keeps the
+    agent's own permission list in step with the project's rules."""
+    editable_roots = {p.split("/", 1)[0] for p in operator.paths.editable}
+    denied: list[str] = []
+    for entry in sorted(operator.project_dir.iterdir()):
+        if entry.name in editable_roots:
+            continue
+        denied.append(f"/{entry.name}/**" if entry.is_dir() else f"/{entry.name}")
+    covered = {d.removesuffix("/**") for d in denied}
+    for pattern in operator.paths.forbidden:
+        if f"/{pattern}".removesuffix("/**") not in covered:
+            denied.append(f"/{pattern}")
+    return denied + WORKSPACE_FIXED
 
 
 @dataclass(frozen=True)
@@ -104,12 +126,16 @@ def chat_model(
     *,
     seed: int = 0,
     offline_latency_seconds: float = 0.0,
+    toolchain: str = "cpu",
 ) -> BaseChatModel:
     """The one place a preset becomes a chat model: the offline playbook (`seed` picks the
-    route, so teams differ) or an OpenAI-compatible client (ProviderConfigError when the
+    route, so teams differ; `toolchain` the playbook of the project the team writes: the C
+    port's or the Ascend C one) or an OpenAI-compatible client (ProviderConfigError when the
     preset cannot be built, e.g. its key is not stored)."""
     if preset.provider == "offline":
-        return OfflinePlaybookModel(seed=seed, latency_seconds=offline_latency_seconds)
+        return OfflinePlaybookModel(
+            seed=seed, target=playbook_target(toolchain), latency_seconds=offline_latency_seconds
+        )
     return build_chat_model(preset, secrets)
 
 
@@ -251,7 +277,9 @@ def build_team_agent(
         subagents=subagents,
         skills=skill_sources(ctx.workspace.operator),
         permissions=[
-            FilesystemPermission(operations=["write"], paths=FORBIDDEN_WRITES, mode="deny")
+            FilesystemPermission(
+                operations=["write"], paths=forbidden_writes(ctx.workspace.operator), mode="deny"
+            )
         ],
         backend=WorkspaceBackend(ctx.workspace),
         checkpointer=checkpointer,

@@ -7,7 +7,12 @@ starts a judge.
 A process opens one database engine: the web server passes its own `Lab` in (`lab=`), and the
 runtime then neither opens a second one nor closes it. Likewise one lab board (`lab_board`):
 the scheduler's teams and the A2A executor's outside teams post through the same instance,
-so they share its per-sender rate window; the server builds it once and passes it (`board=`)."""
+so they share its per-sender rate window; the server builds it once and passes it (`board=`).
+
+Targets (`app.targets`): one toolchain per id, built lazily through the registry's cache and
+shared by that target's evaluator and the pool's local executor. A run's scheduler and Judger
+work on the target the run recorded (`meta["toolchain"]`); `operator` and `evaluator` here are
+the default target's (`JUSTKERNEL_TOOLCHAIN`), for callers without a run (A2A's default)."""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from justkernel.a2a.board import LabBoard
+from justkernel.app.targets import RuntimeTargets, Target, run_toolchain
 from justkernel.evaluation.connect import connect_judge
 from justkernel.evaluation.protocol import EvaluationClient
 from justkernel.judger.settings import JudgerSettingsFile
@@ -25,7 +31,8 @@ from justkernel.lab import Lab, open_lab
 from justkernel.operators import OperatorDefinition, load_operator
 from justkernel.settings.config import Settings
 from justkernel.settings.models import ModelPreset, load_model_presets
-from justkernel.toolchains.cpu import CpuToolchain
+from justkernel.store import Run
+from justkernel.toolchains.registry import Toolchains
 from justkernel.workers.evaluator import Evaluator
 from justkernel.workers.pool import WorkerPool
 from justkernel.workers.pool_config import build_pool, default_slots
@@ -46,6 +53,7 @@ class LabRuntime:
     presets: dict[str, ModelPreset]
     checkpointer: BaseCheckpointSaver[str]
     board: LabBoard
+    targets: RuntimeTargets
     resources: AsyncExitStack = field(default_factory=AsyncExitStack)
     _judge: tuple[EvaluationClient | None] | None = None
     _judge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -54,20 +62,32 @@ class LabRuntime:
     def judger_settings(self) -> JudgerSettingsFile:
         return JudgerSettingsFile(self.lab.settings.resolved_data_dir)
 
-    def scheduler(self, run_id: str, config: SchedulerConfig | None = None) -> Scheduler:
+    def target(self, toolchain_id: str) -> Target:
+        """The toolchain, operator view and evaluator of `toolchain_id` (built on first use)."""
+        return self.targets.get(toolchain_id)
+
+    def scheduler(self, run: Run | str, config: SchedulerConfig | None = None) -> Scheduler:
+        """The scheduler of `run` on the target its meta records (`cpu` for a run from before
+        targets); given only an id, on the lab's default target."""
         from justkernel.scheduler.scheduler import Scheduler
 
+        if isinstance(run, Run):
+            run_id, toolchain_id = run.id, run_toolchain(run.meta)
+        else:
+            run_id, toolchain_id = run, self.lab.settings.toolchain
+        target = self.target(toolchain_id)
         settings = self.judger_settings
         return Scheduler(
             self.lab,
             run_id,
-            self.operator,
-            self.evaluator,
+            target.operator,
+            target.evaluator,
             self.presets,
             self.checkpointer,
             config,
             board=self.board,
             freeze_unverified=lambda: settings.current().freezes_unverified,
+            toolchain_id=target.toolchain_id,
         )
 
     async def judge_client(self) -> EvaluationClient | None:
@@ -82,12 +102,13 @@ class LabRuntime:
             return self._judge[0]
 
     def judger(self, scheduler: Scheduler, client: EvaluationClient) -> Judger:
-        """The run's Judger, on the scheduler's board and candidates, reading the shared
-        settings file before every pass."""
+        """The run's Judger, on the scheduler's board, candidates and operator view (the run's
+        target: its review rebuilds and re-hashes that project), reading the shared settings
+        file before every pass."""
         from justkernel.judger.session import build_judger
 
         return build_judger(
-            self.lab, self.operator, self.presets, self.judger_settings, scheduler, client
+            self.lab, scheduler.operator, self.presets, self.judger_settings, scheduler, client
         )
 
 
@@ -113,21 +134,34 @@ async def open_runtime(
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     operator = load_operator()
-    toolchain = CpuToolchain(operator)
-    pool = build_pool(settings, toolchain, local_slots=slots)  # a bad hosts file fails here
+    toolchains = Toolchains(settings.toolchains_dir)
+    pool = build_pool(settings, toolchains, local_slots=slots)  # a bad hosts file fails here
     owned = lab is None
+    targets: RuntimeTargets | None = None
     try:
         if lab is None:
             lab = await open_lab(settings)
-        evaluator = Evaluator(settings, pool, toolchain, lab.blobs)
+        targets = RuntimeTargets(settings, pool, toolchains, lab.blobs, operator)
+        default = targets.get(settings.toolchain)
         presets = load_model_presets(settings.models_local_file)
         checkpoints = settings.resolved_data_dir / "checkpoints.db"
         async with AsyncSqliteSaver.from_conn_string(str(checkpoints)) as saver:
             board = board if board is not None else lab_board(lab)
-            runtime = LabRuntime(lab, operator, pool, evaluator, presets, saver, board)
+            runtime = LabRuntime(
+                lab,
+                default.operator,
+                pool,
+                default.evaluator,
+                presets,
+                saver,
+                board,
+                targets,
+            )
             async with runtime.resources:
                 yield runtime
     finally:
+        if targets is not None:
+            await targets.close()
         await pool.close()
         if owned and lab is not None:
             await lab.close()

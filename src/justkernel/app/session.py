@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from justkernel.app.runtime import LabRuntime
+from justkernel.app.targets import Announce, run_toolchain
 from justkernel.core.events.collab import JudgerUnavailable
 from justkernel.core.events.runs import RunSummary
 from justkernel.settings.config import ConfigError
@@ -63,10 +64,14 @@ class RunSession:
         meta: dict[str, Any],
         config: SchedulerConfig | None,
         teams: Sequence[TeamPlan],
+        toolchain: str | None = None,
     ) -> RunSession:
-        """Create the run and add its teams."""
-        run = await runtime.lab.runs.create(name, meta=meta)
-        session = cls(runtime, run, runtime.scheduler(run.id, config))
+        """Create the run on its target (`toolchain`, else the lab's default
+        `JUSTKERNEL_TOOLCHAIN`), recorded in its meta for good, and add its teams."""
+        chosen = toolchain or runtime.lab.settings.toolchain
+        runtime.target(chosen)  # an unknown id fails before the run exists
+        run = await runtime.lab.runs.create(name, meta={**meta, "toolchain": chosen})
+        session = cls(runtime, run, runtime.scheduler(run, config))
         for plan in teams:
             await session.scheduler.add_team(plan.model, config=dict(plan.config))
         return session
@@ -75,9 +80,20 @@ class RunSession:
     async def reopen(
         cls, runtime: LabRuntime, run_id: str, config: SchedulerConfig | None
     ) -> RunSession:
-        """A run that exists, with its teams as stored (LookupError when unknown)."""
+        """A run that exists, with its teams as stored, on the target it recorded whatever the
+        default is now (LookupError when unknown)."""
         run = await runtime.lab.runs.get(run_id)
-        return cls(runtime, run, runtime.scheduler(run.id, config))
+        return cls(runtime, run, runtime.scheduler(run, config))
+
+    @property
+    def toolchain(self) -> str:
+        """The run's target."""
+        return run_toolchain(self.run.meta)
+
+    def prepare(self, announce: Announce | None = None) -> asyncio.Task[float | None]:
+        """Start building the target's shared artefacts beside the run (once per process and
+        target); `announce` gets the one line to show ("preparing the ascendc-cpu ...")."""
+        return self.runtime.targets.prepare(self.toolchain, announce)
 
     async def open_judger(self, *, judge_required: bool) -> Judger | None:
         """The run's Judger, or None when `JUSTKERNEL_JUDGE` is off. When the judge cannot be
@@ -103,6 +119,7 @@ class RunSession:
         `stop` is set. Returns the scheduler's reason. `run.summary` is logged after the Judger
         has stopped, unless the run was stopped and `summarise_stop` is False (a dashboard
         pause is not the run's end). A crashed dispatch raises; a crashed Judger is logged."""
+        self.prepare()  # started already when the caller announced it
         judger = self.judger
         judging_stop = asyncio.Event()
         judging = asyncio.create_task(judger.run(judging_stop)) if judger is not None else None

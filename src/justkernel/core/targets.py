@@ -7,7 +7,8 @@ scheduler, the dashboard and the judge all name them and must agree on one spell
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from collections.abc import Mapping
+from typing import Any, Literal, get_args
 
 ToolchainId = Literal["ascendc-cpu", "cpu", "cann"]
 """`ascendc-cpu`: the msopgen Ascend C project on this CPU (the contest's own project);
@@ -26,3 +27,28 @@ def playbook_target(toolchain_id: str) -> PlaybookTarget:
     if toolchain_id not in TOOLCHAIN_IDS:
         raise ValueError(f"unknown toolchain {toolchain_id!r} (known: {', '.join(TOOLCHAIN_IDS)})")
     return "cpu" if toolchain_id == "cpu" else "ascendc"
+
+
+LEGACY_TOOLCHAIN: ToolchainId = "cpu"  # a run without `toolchain` in its meta predates targets
+
+
+def run_toolchain(meta: Mapping[str, Any]) -> ToolchainId:
+    """The target a run recorded when it started (`cpu` for a run from before targets)."""
+    value = meta.get("toolchain") or LEGACY_TOOLCHAIN
+    if value not in TOOLCHAIN_IDS:
+        raise ValueError(f"run meta names an unknown toolchain {value!r}")
+    return value  # type: ignore[no-any-return]
+
+
+class TargetMismatch(ValueError):
+    """A receipt or candidate of one target offered to a run of another: a run never mixes
+    targets (their cycles are not comparable, their files are other projects)."""
+
+
+def check_same_target(run_toolchain_id: str, receipt_toolchain_id: str, what: str) -> None:
+    """Refuse `what` (a candidate, a receipt) built by another toolchain than the run's."""
+    if receipt_toolchain_id != run_toolchain_id:
+        raise TargetMismatch(
+            f"{what} was built by {receipt_toolchain_id}, but this run's target is "
+            f"{run_toolchain_id}: a run never mixes targets"
+        )

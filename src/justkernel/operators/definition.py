@@ -138,6 +138,7 @@ class AscendcTarget(_Frozen):
     msopgen regenerates them, and the `cann` toolchain refuses changed ones)."""
 
     project: str
+    spec: str | None = None  # the team's spec of this project; None: the operator's spec
     kernel_source: str
     host_source: str
     tiling_header: str
@@ -200,7 +201,9 @@ class OperatorDefinition(_Frozen):
         target = self.ascendc
         if target is None:
             raise OperatorDefinitionError(f"{self.name}: operator.toml has no [ascendc] section")
-        operator = self.operator.model_copy(update={"project": target.project})
+        operator = self.operator.model_copy(
+            update={"project": target.project, "spec": target.spec or self.operator.spec}
+        )
         build = self.build.model_copy(
             update={
                 "kernel_source": target.kernel_source,
@@ -283,6 +286,8 @@ def _check_ascendc(path: Path, definition: OperatorDefinition, target: AscendcTa
     project = definition.root / target.project
     if not project.is_dir():
         raise OperatorDefinitionError(f"{path}: ascendc.project: {project} does not exist")
+    if target.spec is not None and not (definition.root / target.spec).is_file():
+        raise OperatorDefinitionError(f"{path}: ascendc.spec: {target.spec} does not exist")
     for key in ("kernel_source", "host_source", "tiling_header"):
         rel = getattr(target, key)
         if not (project / rel).is_file():

@@ -11,6 +11,7 @@ from typing import Any
 
 from justkernel.a2a.board import LabBoard
 from justkernel.a2a.policies import SharingPolicy, shares_publicly
+from justkernel.core.targets import check_same_target
 from justkernel.faults import crash_point
 from justkernel.store.candidates import CandidateStore
 from justkernel.store.teams import Team
@@ -24,10 +25,13 @@ class CandidateHandoff:
         board: LabBoard,
         *,
         freeze_unverified: Callable[[], bool] = lambda: False,
+        toolchain_id: str | None = None,
     ) -> None:
         """`freeze_unverified` says, at each full receipt, whether the Judger wants sources
-        that compiled but failed local precision too (its official-driven strategy)."""
+        that compiled but failed local precision too (its official-driven strategy).
+        `toolchain_id` is the run's target: a receipt of another toolchain is never frozen."""
         self.run_id = run_id
+        self.toolchain_id = toolchain_id
         self.candidates = candidates
         self.board = board
         self.freeze_unverified = freeze_unverified
@@ -40,7 +44,10 @@ class CandidateHandoff:
         files: dict[str, bytes],
         commit: str,
     ) -> str | None:
-        """The frozen candidate's id for a full receipt, or None when nothing was frozen."""
+        """The frozen candidate's id for a full receipt, or None when nothing was frozen
+        (TargetMismatch for a receipt of another target than the run's)."""
+        if self.toolchain_id is not None:
+            check_same_target(self.toolchain_id, receipt.executor.toolchain_id, "the receipt")
         if receipt.status == "measured":
             return await self._freeze_and_share(team, policy, receipt, files, commit)
         if receipt.status == "incorrect" and self.freeze_unverified():

@@ -40,6 +40,7 @@ from justkernel.agents.harness import (
 )
 from justkernel.agents.middleware import Governance, TeamPaused, TeamSignals, inbox_reads
 from justkernel.agents.playbook import DONE_MARKER
+from justkernel.agents.skills import is_ascendc_project
 from justkernel.agents.tools import EvaluatorLike, TeamContext
 from justkernel.core.events.agents import ModelResponse
 from justkernel.core.events.runs import (
@@ -119,14 +120,19 @@ class Scheduler:
         *,
         board: LabBoard,
         freeze_unverified: Callable[[], bool] = lambda: False,
+        toolchain_id: str | None = None,
     ) -> None:
         """`board` is the lab's one board (`app.runtime`: the A2A executor shares it, and with
         it the posting rate window). `freeze_unverified` says, at each full receipt, whether the
         Judger wants sources that compiled but failed local precision too (its official-driven
-        strategy)."""
+        strategy). `operator` is the run's target view (`for_toolchain`): every workspace is
+        its project; `toolchain_id` is that target (default: the one building that project)."""
         self.lab = lab
         self.run_id = run_id
         self.operator = operator
+        self.toolchain_id: str = toolchain_id or (
+            "ascendc-cpu" if is_ascendc_project(operator) else "cpu"
+        )
         self.evaluator = evaluator
         self.presets = presets
         self.checkpointer = checkpointer
@@ -136,7 +142,11 @@ class Scheduler:
         self.board = board
         self.candidates = lab.candidates
         self.handoff = CandidateHandoff(
-            run_id, self.candidates, self.board, freeze_unverified=freeze_unverified
+            run_id,
+            self.candidates,
+            self.board,
+            freeze_unverified=freeze_unverified,
+            toolchain_id=self.toolchain_id,
         )
         self.governance = Governance(
             limiter=ModelCallLimiter(self.config.model_calls, dict(self.config.per_provider)),
@@ -236,6 +246,7 @@ class Scheduler:
                 self.lab.secrets,
                 seed=team.number,
                 offline_latency_seconds=self.config.offline_latency_seconds,
+                toolchain=self.toolchain_id,
             )
 
         agent, signals = build_team_agent(

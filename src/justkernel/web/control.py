@@ -85,10 +85,12 @@ class RunController:
             stack, self._stack, self._runtime = self._stack, None, None
             await stack.aclose()
 
-    async def evaluator(self) -> Evaluator:
-        """The lab's evaluator (opening the runtime on first use): A2A submissions go through
-        the same pool, cache and receipts as the teams' own."""
-        return (await self._open_runtime(None)).evaluator
+    async def evaluator(self, toolchain: str | None = None) -> Evaluator:
+        """The evaluator of `toolchain` (default: the lab's default target), opening the
+        runtime on first use: A2A submissions go through the same pool, cache and receipts as
+        the teams' own, on their run's target."""
+        runtime = await self._open_runtime(None)
+        return runtime.target(toolchain).evaluator if toolchain else runtime.evaluator
 
     def presets(self) -> set[str]:
         return set(load_model_presets(self.lab.settings.models_local_file))
@@ -135,7 +137,12 @@ class RunController:
             }
             plans = [TeamPlan(p.model, _team_config(p.members)) for p in task.teams]
             session = await RunSession.start(
-                runtime, task.name, meta=meta, config=self._config(task), teams=plans
+                runtime,
+                task.name,
+                meta=meta,
+                config=self._config(task),
+                teams=plans,
+                toolchain=task.toolchain,
             )
             await self._begin(session, task)
             return session.run
@@ -199,7 +206,7 @@ class RunController:
             raise Conflict(f"run {run_id} is a {run.mode} run; its teams cannot change")
         task = self._task_of(run)
         runtime = await self._open_runtime(task.slots)
-        return runtime.scheduler(run.id, self._config(task))
+        return runtime.scheduler(run, self._config(task))
 
     async def add_team(self, run_id: str, model: str, members: dict[str, str]) -> dict[str, Any]:
         async with self._lock:

@@ -1,5 +1,6 @@
 """The task the dashboard starts: single main team or multi-team, which model per team and per
-member, time limit and worker slots. Kept as JSON in the data folder so a reload shows it."""
+member, time limit, worker slots and the run's target (toolchain; empty: the lab's default,
+`JUSTKERNEL_TOOLCHAIN`). Kept as JSON in the data folder so a reload shows it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from justkernel.core.targets import ToolchainId
 from justkernel.store.files import JsonModelFile
 from justkernel.web.forms import FormErrors, parse_model
 
@@ -31,6 +33,7 @@ class TaskSettings(BaseModel):
     minutes: float | None = Field(default=None, gt=0, le=7 * 24 * 60)
     slots: int | None = Field(default=None, ge=1, le=8)
     model_calls: int = Field(default=4, ge=1, le=64)
+    toolchain: ToolchainId | None = None  # None: the lab's default target
 
 
 def validate_task(data: Any, presets: set[str]) -> TaskSettings:

@@ -13,6 +13,7 @@ import os
 from justkernel.settings.config import ConfigError, Settings
 from justkernel.settings.secrets import Secret, SecretsStore
 from justkernel.toolchains.protocol import Toolchain
+from justkernel.toolchains.registry import Toolchains
 from justkernel.workers.cache import ReceiptCache
 from justkernel.workers.executor import Executor
 from justkernel.workers.hosts import HostConfig, WorkersConfig, load_workers
@@ -39,12 +40,14 @@ def _password(host: HostConfig, secrets: SecretsStore) -> Secret | None:
 
 def build_pool(
     settings: Settings,
-    toolchain: Toolchain,
+    toolchains: Toolchains | Toolchain,
     *,
     local_slots: int | None = None,
     config: WorkersConfig | None = None,
 ) -> WorkerPool:
-    """The pool `hosts.toml` describes; `local_slots` overrides `[local] slots`."""
+    """The pool `hosts.toml` describes; `local_slots` overrides `[local] slots`. With hosts,
+    this machine's executor runs jobs of any toolchain in `toolchains` (the runtime's cache:
+    every target the lab has built)."""
     config = config or load_workers(settings.hosts_file)
     slots = local_slots if local_slots is not None else config.local.slots
     if slots is None:
@@ -53,7 +56,7 @@ def build_pool(
         return LocalPool(max(1, slots), config.local.devices)
     executors: list[Executor] = []
     if slots > 0:
-        executors.append(LocalExecutor(toolchain, slots, config.local.devices))
+        executors.append(LocalExecutor(toolchains, slots, config.local.devices))
     data = settings.resolved_data_dir
     late = LateReceipts(data / "receipts" / "late")
     cache = ReceiptCache(data / "receipts")

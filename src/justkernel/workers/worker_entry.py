@@ -20,14 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from justkernel.core.receipts import Receipt
-from justkernel.operators import (
-    InputPack,
-    load_input_pack,
-    load_operator,
-    verify_input_pack,
-)
+from justkernel.operators import InputPack, load_input_pack, verify_input_pack
 from justkernel.toolchains.protocol import Progress, Toolchain, ToolchainError
-from justkernel.toolchains.registry import TOOLCHAINS
+from justkernel.toolchains.registry import Toolchains, open_dir
 from justkernel.workers.job_files import (
     COMPLETE_SUFFIX,
     ERROR_FILE,
@@ -39,45 +34,6 @@ from justkernel.workers.job_files import (
 )
 
 VERIFIED_SUFFIX = ".verified"
-
-
-class Toolchains:
-    """The toolchains of one worker process, built once each (their version facts cost a few
-    tool calls) with their caches under `cache_dir/<id>`."""
-
-    def __init__(self, cache_dir: Path) -> None:
-        self.cache_dir = cache_dir
-        self._built: dict[tuple[str, str], Toolchain] = {}
-
-    def get(self, toolchain_id: str, operator: str = "confusion_mul_grad") -> Toolchain:
-        key = (toolchain_id, operator)
-        if key not in self._built:
-            if toolchain_id not in TOOLCHAINS:
-                raise ToolchainError(f"unknown toolchain {toolchain_id!r}")
-            try:
-                built = TOOLCHAINS[toolchain_id](
-                    load_operator(operator), open_dir(self.cache_dir / toolchain_id)
-                )
-            except ImportError as exc:
-                raise ToolchainError(f"toolchain {toolchain_id!r} not available: {exc}") from exc
-            self._built[key] = built
-        return self._built[key]
-
-
-def open_dir(folder: Path) -> Path:
-    """A folder the sandbox uid can traverse (mode 0755), parents o+x."""
-    folder.mkdir(parents=True, exist_ok=True)
-    os.chmod(folder, 0o755)
-    for parent in folder.parents:
-        try:
-            mode = parent.stat().st_mode
-            if mode & 0o001 == 0 and os.access(parent, os.W_OK):
-                os.chmod(parent, (mode & 0o7777) | 0o011)
-        except OSError:
-            break
-        if parent == Path("/"):
-            break
-    return folder
 
 
 def _open_tree(root: Path) -> None:

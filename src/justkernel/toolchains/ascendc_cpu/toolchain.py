@@ -107,7 +107,7 @@ class AscendcCpuToolchain:
             "toolchain": self.id,
             "pipeline": PIPELINE_VERSION,
             "operator": [self.definition.name, self.definition.operator.version],
-            "target": self.target.model_dump(mode="json"),
+            "target": self.target.model_dump(mode="json", exclude={"spec"}),  # not built
             "template": sorted(template_files(self.definition).items()),
             "gcc": tool_version([library.CXX, "--version"]),
             "libc": os.confstr("CS_GNU_LIBC_VERSION"),
