@@ -47,6 +47,8 @@ function renderHeader() {
     badges.push(chip(t(`mode_${run.mode}`), `mode-${run.mode}`));
     if (simulated()) badges.push(chip(t("simulated"), "simulated"));
     if (run.meta?.offline) badges.push(chip(t("offline"), "offline"));
+    // the run's target; a run from before targets ran on the C port
+    if (run.mode !== "demo") badges.push(chip(`${t("target")}: ${run.meta?.toolchain || "cpu"}`, "target"));
     if (run.meta?.imported === true) badges.push(chip(importedLabel(run), "imported"));
     const dispatch = state.view?.dispatch;
     badges.push(chip(dispatch === "running" ? t("dispatch_running") : dispatch === "stopped" ? t("dispatch_stopped") : t("dispatch_none")));

@@ -81,9 +81,28 @@ def _cann() -> Capability:
     )
 
 
+GXX_MIN_MAJOR = 12  # the Ascend C library is C++17 with features older g++ lacks
+
+
+def gxx_major(compiler: str = "g++") -> int | None:
+    """The major version of `compiler` (`-dumpversion`), None when it does not run."""
+    text = _version([compiler, "-dumpversion"])
+    head = (text or "").split(".", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
 def _ascendc_cpu() -> Capability:
-    """The ascendc-cpu toolchain: g++, the Ascend C library, its harness and SoC file."""
+    """The ascendc-cpu toolchain: g++ >= 12, the Ascend C library, its harness and SoC file."""
     need = "the ascendc-cpu toolchain (Ascend C on this CPU, modelled cycles)"
+    major = gxx_major()
+    if major is not None and major < GXX_MIN_MAJOR:
+        return Capability(
+            "ascendc-cpu",
+            False,
+            f"g++ {major} found; the Ascend C library needs g++ >= {GXX_MIN_MAJOR}",
+            need,
+            f"install g++-{GXX_MIN_MAJOR} or newer, or use the C port: JUSTKERNEL_TOOLCHAIN=cpu",
+        )
     try:
         from justkernel.toolchains.ascendc_cpu import AscendcCpuToolchain
 
@@ -264,6 +283,28 @@ def local_capabilities() -> list[Capability]:
         _ascendc_cpu(),
         _cann(),
     ]
+
+
+def target_readiness(toolchain_id: str, caps: list[Capability]) -> tuple[bool, str]:
+    """Whether the lab's default target can run here, as one line for `justkernel check`:
+    what it needs, and how to switch to the C port when it cannot."""
+    needs = {"ascendc-cpu": ("ascendc-cpu", "sandbox"), "cpu": ("gcc", "valgrind", "sandbox")}
+    needs["cann"] = ("cann", "sandbox")
+    by_name = {c.name: c for c in caps}
+    missing = [
+        f"{name} ({by_name[name].detail})"
+        for name in needs.get(toolchain_id, ())
+        if name in by_name and not by_name[name].present
+    ]
+    if not missing:
+        return True, f"default target {toolchain_id}: ready"
+    line = f"default target {toolchain_id}: not ready here, missing {'; '.join(missing)}"
+    if toolchain_id != "cpu":
+        line += (
+            ". Switch to the C port with JUSTKERNEL_TOOLCHAIN=cpu (in .env or the environment), "
+            "or per run: `justkernel run --toolchain cpu` / the dashboard's task settings"
+        )
+    return False, line
 
 
 def suite_needs() -> tuple[str, ...]:

@@ -14,6 +14,7 @@ from justkernel.capabilities import (
     local_capabilities,
     missing_for_tests,
     suite_needs,
+    target_readiness,
 )
 from justkernel.cli.common import console, err_console, settings_or_exit
 
@@ -32,9 +33,13 @@ def check_command(
     if require_for_tests:
         _require_for_tests(local_capabilities())
         return
-    caps = local_capabilities() + host_capabilities(settings_or_exit().hosts_file)
+    settings = settings_or_exit()
+    caps = local_capabilities() + host_capabilities(settings.hosts_file)
+    ready, line = target_readiness(settings.toolchain, caps)
     if as_json:
-        typer.echo(json.dumps({"capabilities": [c.to_dict() for c in caps]}, indent=2))
+        target = {"toolchain": settings.toolchain, "ready": ready, "detail": line}
+        capabilities = [c.to_dict() for c in caps]
+        typer.echo(json.dumps({"capabilities": capabilities, "default_target": target}, indent=2))
         return
     table = Table(title="JustKernel capabilities")
     for column in ("capability", "status", "detail", "needed for", "fix"):
@@ -43,6 +48,7 @@ def check_command(
         status = "[green]present[/]" if cap.present else "[yellow]missing[/]"
         table.add_row(cap.name, status, cap.detail, cap.needed_for, cap.fix)
     console.print(table)
+    console.print(f"[green]{line}[/]" if ready else f"[yellow]{line}[/]", highlight=False)
 
 
 def _require_for_tests(caps: list[Capability]) -> None:

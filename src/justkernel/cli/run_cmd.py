@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import signal
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,9 +13,12 @@ from rich.live import Live
 from rich.table import Table
 
 from justkernel.cli.common import console, fail, settings_or_exit
+from justkernel.core.targets import TOOLCHAIN_IDS
 from justkernel.evaluation.connect import JudgeStartError
 from justkernel.evaluation.protocol import JudgeError
 from justkernel.settings.config import ConfigError, Settings
+
+Target = enum.Enum("Target", {t: t for t in TOOLCHAIN_IDS}, type=str)  # typer's choices
 
 if TYPE_CHECKING:  # the agent stack takes seconds to import: only `run` pays for it
     from justkernel.scheduler.scheduler import SchedulerConfig
@@ -60,6 +64,14 @@ def run_command(
     judger: Annotated[
         bool, typer.Option(help="Run the Judger (JUSTKERNEL_JUDGE picks the judge).")
     ] = True,
+    toolchain: Annotated[
+        Target | None,
+        typer.Option(
+            help="The run's target (default JUSTKERNEL_TOOLCHAIN, else ascendc-cpu); "
+            "a resumed run keeps its own.",
+            case_sensitive=False,
+        ),
+    ] = None,
 ) -> None:
     """Run teams headless; every step is an event in the log."""
     from justkernel.governance.budget import BudgetCaps
@@ -73,7 +85,18 @@ def run_command(
     )
     try:
         asyncio.run(
-            _run(settings, teams, model, minutes, resume, name, slots, config, judger=judger)
+            _run(
+                settings,
+                teams,
+                model,
+                minutes,
+                resume,
+                name,
+                slots,
+                config,
+                judger=judger,
+                toolchain=toolchain.value if toolchain is not None else None,
+            )
         )
     except (ConfigError, ValueError, LookupError, JudgeError, JudgeStartError) as exc:
         fail(str(exc))
@@ -90,6 +113,7 @@ async def _run(
     config: SchedulerConfig,
     *,
     judger: bool = True,
+    toolchain: str | None = None,
 ) -> None:
     """An adapter over `app.RunSession`: signals set its stop, a live table shows its figures."""
     from justkernel.app import RunSession, TeamPlan, open_runtime
@@ -97,6 +121,11 @@ async def _run(
     async with open_runtime(settings, slots=slots) as runtime:
         if resume:
             session = await RunSession.reopen(runtime, resume, config)
+            if toolchain is not None and toolchain != session.toolchain:
+                raise ValueError(
+                    f"run {resume} is a {session.toolchain} run; a run keeps its target "
+                    f"(--toolchain {toolchain} cannot change it)"
+                )
         else:
             presets = runtime.presets
             if model not in presets:
@@ -108,9 +137,14 @@ async def _run(
                 "offline": presets[model].provider == "offline",
             }
             plans = [TeamPlan(model)] * teams
-            session = await RunSession.start(runtime, name, meta=meta, config=config, teams=plans)
+            session = await RunSession.start(
+                runtime, name, meta=meta, config=config, teams=plans, toolchain=toolchain
+            )
         run_id = session.run_id
-        console.print(f"run [bold]{run_id}[/] — {teams} team(s), model {model}")
+        console.print(
+            f"run [bold]{run_id}[/] — {teams} team(s), model {model}, target {session.toolchain}"
+        )
+        session.prepare(lambda line: console.print(line, highlight=False))
         judge = await session.open_judger(judge_required=True) if judger else None
         if judge is not None:
             backend = judge.client.backend

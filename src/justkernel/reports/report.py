@@ -100,10 +100,25 @@ def _error_figure(point: dict[str, Any]) -> Any:
     return ratio if ratio is not None else point.get("error_bucket")
 
 
+TARGETS = {
+    "ascendc-cpu": "the Ascend C (msopgen) project, built and measured on a CPU (modelled cycles)",
+    "cpu": "the C port of the operator (cachegrind cycles)",
+    "cann": "the Ascend C (msopgen) project, built by the CANN toolkit",
+}
+
+
+def _target(meta: dict[str, Any]) -> str:
+    """The toolchain every receipt of the run comes from (a run from before targets: cpu)."""
+    toolchain = str(meta.get("toolchain") or "cpu")
+    what = TARGETS.get(toolchain)
+    return f"`{toolchain}`" + (f", {what}" if what else "")
+
+
 def _goal(run: Run, state: RunState) -> Section:
     meta = run.meta
     lines = [
         f"Run `{run.id}` ({run.name}), mode {run.mode}, created {run.created_at}.",
+        f"Target: {_target(meta)}.",
         "Goal: the fewest estimated cycles (sum over the performance cases) with every local "
         "case within the precision standard; officially, the lowest prof_sum on the hidden "
         "cases. Local and official results are kept apart: a local pass is not an official one.",

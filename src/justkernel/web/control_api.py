@@ -34,6 +34,7 @@ async def get_task(request: Request) -> Response:
             "task": tasks.load().model_dump(mode="json") if tasks else None,
             "presets": sorted(controller.presets()) if controller else [],
             "status": controller.status() if controller else None,
+            "default_toolchain": request.app.state.lab.settings.toolchain,
         }
     )
 

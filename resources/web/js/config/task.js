@@ -62,6 +62,12 @@ function taskForm(data, onStarted) {
     field("minutes", "f_minutes", input("number", { min: 0, step: "any", value: task.minutes ?? "" })),
     field("slots", "f_slots", input("number", { min: 1, max: 8, value: task.slots ?? "" })),
     field("model_calls", "f_model_calls", input("number", { min: 1, max: 64, value: task.model_calls })),
+    field("toolchain", "f_toolchain", select([
+      ["", t("toolchain_default", { id: data.default_toolchain || "ascendc-cpu" })],
+      ["ascendc-cpu", t("toolchain_ascendc_cpu")],
+      ["cpu", t("toolchain_cpu")],
+      ["cann", t("toolchain_cann")],
+    ], task.toolchain || "")),
     h("div", { class: "buttons" },
       h("button", { type: "button", id: "task-save", text: t("save"), onclick: () => save(false) }),
       h("button", { type: "button", id: "task-start", class: "primary", text: t("start"), onclick: () => save(true) })),
@@ -82,6 +88,7 @@ function taskForm(data, onStarted) {
       minutes: num("minutes"),
       slots: num("slots"),
       model_calls: num("model_calls") ?? 4,
+      toolchain: f.querySelector("[name=toolchain]").value || null,
     };
   };
   async function save(start) {
