@@ -299,11 +299,19 @@ class Judger:
             await self._send(reserved, cand, again=True)
 
     def _toolchain_of(self, cand: Candidate) -> str:
-        """The target the candidate's files are written for: the run's, else its receipt's."""
+        """The target the candidate's files are written for: the run's, else the toolchain of
+        its receipt, else the project the Judger's operator view builds."""
         if self.toolchain is not None:
             return self.toolchain
-        receipt = self.receipts.get(cand.receipt_key)
-        return receipt.executor.toolchain_id if receipt is not None else DEFAULT_TOOLCHAIN
+        with contextlib.suppress(ValueError):  # a key that is no job key has no receipt
+            receipt = self.receipts.get(cand.receipt_key)
+            if receipt is not None:
+                return receipt.executor.toolchain_id
+        try:
+            ascendc = self.operator.for_toolchain(DEFAULT_TOOLCHAIN).project_dir
+        except ValueError:  # no Ascend C project: the C port is the only target
+            return "cpu"
+        return DEFAULT_TOOLCHAIN if ascendc == self.operator.project_dir else "cpu"
 
     async def _send(self, reserved: Submission, cand: Candidate, *, again: bool) -> None:
         note = "" if cand.local_passed else "local precision not fully verified"
