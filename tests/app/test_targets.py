@@ -11,8 +11,10 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
-from justkernel.app import RunSession, TeamPlan, open_runtime
+from justkernel.app import LabRuntime, RunSession, TeamPlan, open_runtime
+from justkernel.capabilities import Capability, target_readiness
 from justkernel.cli.main import app
+from justkernel.reports.report import build_report
 from justkernel.settings.config import Settings
 
 
@@ -79,3 +81,20 @@ def test_the_run_command_chooses_the_target_and_a_resume_keeps_it(
     assert "is a cpu run" in refused.output and "keeps its target" in refused.output
     unknown = _cli(settings, "run", "--toolchain", "gpu")
     assert unknown.exit_code == 2 and "gpu" in unknown.output
+
+
+async def test_the_report_names_the_runs_target(runtime: LabRuntime) -> None:
+    run = await runtime.lab.runs.create("an ascendc run", meta={"toolchain": "ascendc-cpu"})
+    markdown = await build_report(runtime.lab, run.id, "md")
+    assert "Target: `ascendc-cpu`, the Ascend C (msopgen) project" in markdown
+    html = await build_report(runtime.lab, run.id, "html")
+    assert "Target: `ascendc-cpu`, the Ascend C (msopgen) project" in html  # as a paragraph
+
+
+def test_check_says_whether_the_default_target_runs_here_and_how_to_switch() -> None:
+    ready = [Capability("ascendc-cpu", True, "ok", "x"), Capability("sandbox", True, "ok", "x")]
+    assert target_readiness("ascendc-cpu", ready) == (True, "default target ascendc-cpu: ready")
+    old_gxx = Capability("ascendc-cpu", False, "g++ 11 found; needs g++ >= 12", "x")
+    ok, line = target_readiness("ascendc-cpu", [old_gxx, ready[1]])
+    assert not ok and "g++ 11 found" in line and "JUSTKERNEL_TOOLCHAIN=cpu" in line
+    assert "--toolchain cpu" in line

@@ -49,6 +49,7 @@ def test_report_cli_writes_markdown_and_standalone_html(tmp_path: Path) -> None:
     markdown = _report(data, config, run_id, tmp_path / "run.md")
     for expected in (
         "## Goal",
+        "Target: `cpu`, the C port",  # a run from before targets ran on the C port
         "## Best candidates (local receipts)",
         "520,000,000",
         "## Best cycles over time",
