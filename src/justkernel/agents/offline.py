@@ -26,6 +26,7 @@ from justkernel.agents.playbook import (
     History,
     Playbook,
     Step,
+    block_position,
     call_id,
     load_playbook,
     route_actions,
@@ -119,8 +120,9 @@ class PlaybookDriver:
         parsed_cache: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.playbook = playbook
-        self.route = playbook.route(seed)
-        self.actions = route_actions(self.route)
+        self.positions = playbook.positions(seed)  # None where the seed does not know the step
+        self.route = [step for step in self.positions if step is not None]
+        self.actions = route_actions(self.positions)
         self._parsed = parsed_cache
 
     def _index(self, kind: str, block: str) -> int:
@@ -137,28 +139,85 @@ class PlaybookDriver:
 
     # -- where to go next -------------------------------------------------------------------
     def _skip(self, index: int, history: History) -> int:
-        """Jump over work that the evidence says is pointless."""
+        """Jump over work that the evidence says is pointless, until nothing more is."""
+        while True:
+            after = self._skip_once(index, history)
+            if after == index:
+                return index
+            index = after
+
+    def _skip_once(self, index: int, history: History) -> int:
         action = self.actions[index]
         block = action.block
+        if block.count(":") == 2:  # a wait or a second look at a gap: over once it is filled
+            position = block_position(block)
+            assert position is not None
+            if self._resolved(position, position, history, index):
+                return self._after_polls(position)
         if block.startswith("adopt:"):
-            step_plan = (
-                self._index("plan", action.step.id)
-                if action.step is not None
-                else self._index("finish", "finish")
-            )
+            after_block = self._index("decide", block) + 1  # the step's plan, or what follows
             if action.kind == "fetch" and self._adoption_target(index, history) is None:
-                return step_plan
+                return after_block
             if action.kind in ("plan", "adopt_write", "full", "decide"):
                 fetched = history.results.get(self._index("fetch", block), {})
                 if "files" not in fetched:
-                    return step_plan
+                    return after_block
             return index
+        if action.step is not None and action.kind == "plan" and self._blocked(index, history):
+            return self._index("end_turn", block) + 1
         if action.step is None or action.kind not in ("probe", "full"):
             return index
         previous = "compile" if action.kind == "probe" else "probe"
         result = history.results.get(self._index(previous, block), {})
         ok = result.get("ok") if previous == "compile" else result.get("status") == "probe_passed"
         return index if ok else self._index("decide", block)
+
+    def _blocked(self, plan_index: int, history: History) -> bool:
+        """A known step that builds on a step this team does not know: it is played only when
+        the team has kept another team's candidate since that gap (which may hold the missing
+        idea); otherwise the team has nothing to build it on."""
+        block = self.actions[plan_index].block
+        position = next(
+            n for n, step in enumerate(self.positions) if step is not None and step.id == block
+        )
+        gaps = [n for n in range(position) if self.positions[n] is None]
+        if not gaps:
+            return False
+        if self._best(history, plan_index)[1].startswith("adopt:"):
+            return False  # what it keeps is another team's: build on that
+        return not self._resolved(gaps[-1], position, history, plan_index)
+
+    def _resolved(self, first: int, last: int, history: History, before: int) -> bool:
+        """Whether an adoption at a position in [first, last], decided before action `before`,
+        was kept."""
+        for index, action in enumerate(self.actions[:before]):
+            if action.kind != "decide" or not action.block.startswith("adopt:"):
+                continue
+            position = block_position(action.block)
+            if position is not None and first <= position <= last and self._kept(index, history):
+                return True
+        return False
+
+    def _kept(self, decide: int, history: History) -> bool:
+        """Whether the adoption decided at action `decide` beat what the team had."""
+        block = self.actions[decide].block
+        result = history.results.get(self._index("full", block), {})
+        cycles = result.get("total_est_cycles")
+        if result.get("status") != "measured" or not isinstance(cycles, int):
+            return False
+        best, _ = self.standing(history, decide)
+        return best is None or cycles < best
+
+    def _after_polls(self, position: int) -> int:
+        """The first action after the waits and looks at the gap at `position`."""
+        last = max(
+            i
+            for i, a in enumerate(self.actions)
+            if a.block.startswith(("wait:", "adopt:"))
+            and a.block.count(":") == 2
+            and block_position(a.block) == position
+        )
+        return last + 1
 
     def _adoption_target(self, fetch_index: int, history: History) -> dict[str, Any] | None:
         """The best public candidate clearly better than ours and not tried before."""
@@ -188,8 +247,14 @@ class PlaybookDriver:
 
     def standing(self, history: History, before: int) -> tuple[int | None, dict[str, str]]:
         """Best cycles and files among the evaluations decided before action `before`."""
+        best, block = self._best(history, before)
+        files = self._files_of(block, history) if best is not None else {}
+        return best, files or dict(self.playbook.baseline_files)
+
+    def _best(self, history: History, before: int) -> tuple[int | None, str]:
+        """Best cycles among the evaluations decided before action `before`, and its block."""
         best: int | None = None
-        files = dict(self.playbook.baseline_files)
+        block = "baseline"
         for index, action in enumerate(self.actions[:before]):
             if action.kind != "full":
                 continue
@@ -200,8 +265,8 @@ class PlaybookDriver:
             if result.get("status") != "measured" or not isinstance(cycles, int):
                 continue
             if best is None or cycles < best:
-                best, files = cycles, self._files_of(action.block, history)
-        return best, files
+                best, block = cycles, action.block
+        return best, block
 
     # -- messages ---------------------------------------------------------------------------
     def _message(self, index: int, action: Action, history: History) -> AIMessage:
@@ -252,6 +317,14 @@ class PlaybookDriver:
             text, calls = self._decide(index, action, history)
         elif kind == "end_turn":
             return AIMessage(content=self._turn_summary(index, step, history), id=call_id(index))
+        elif kind == "wait":  # ends the turn as done: the team is woken by the next news
+            best, _ = self.standing(history, index)
+            shown = f"{best:,}" if best is not None else "not measured"
+            text = (
+                f"Best kept: {shown} est. cycles. My next ideas build on a step I have not "
+                f"found; waiting for the other teams' candidates. {DONE_MARKER}"
+            )
+            return AIMessage(content=text, id=call_id(index))
         else:  # finish: a last look at the inbox (acknowledging feedback), then done
             return self._finish(index, history)
         tool_calls = [

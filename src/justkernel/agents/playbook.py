@@ -1,8 +1,11 @@
 """The offline playbook: a deterministic, seeded engineer that optimizes the kernel for real.
 
-A playbook is an ordered list of optimization steps (`resources/playbook/<operator>/`), each a
-complete set of editable files with the hypothesis behind it. A team's route picks one
-alternative per step from its seed, so teams differ. The route becomes a linear list of
+A playbook is an ordered list of optimization steps (`resources/playbook/<operator>/` for the C
+port, `.../<operator>/ascendc/` for the Ascend C project), each a complete set of editable files
+with the hypothesis behind it. A team's route picks one alternative per step from its seed, so
+teams differ; a step with `known_by` < 1 is known to that share of seeds only (teams have
+different ideas). Steps build on each other, so a team that lacks one plays its later steps only
+after it has adopted another team's better candidate. The route becomes a linear list of
 actions; the model finds where it is from the ids of its own earlier tool calls
 (`pb<index>_<n>`) and decides keep-or-revert from the tool results it can see, so it resumes
 correctly after a restart and survives history summarisation of older turns.
@@ -42,6 +45,7 @@ class Step:
     probe_cases: tuple[str, ...]
     expected: str
     files: dict[str, str] = field(hash=False)
+    builds_on: str = "baseline"  # the step whose files this one starts from
 
 
 @dataclass(frozen=True)
@@ -50,11 +54,26 @@ class Playbook:
     sequence: tuple[tuple[str, ...], ...]  # per position: the step and its alternatives
     steps: dict[str, Step] = field(hash=False)
     baseline_files: dict[str, str] = field(hash=False)
+    target: str = "cpu"
+    known_by: tuple[float, ...] = ()  # per position: share of seeds that know it (default 1)
+
+    def positions(self, seed: int) -> list[Step | None]:
+        """Per position the alternative the team's seed picks, or None when it does not know
+        the step. Knowledge has its own random stream, so a playbook without `known_by` routes
+        exactly as before it existed."""
+        rng = random.Random(seed)
+        knows = random.Random(f"known:{seed}")
+        out: list[Step | None] = []
+        for index, choices in enumerate(self.sequence):
+            step = self.steps[rng.choice(choices)]
+            share = self.known_by[index] if index < len(self.known_by) else 1.0
+            known = share >= 1.0 or knows.random() < share
+            out.append(step if known else None)
+        return out
 
     def route(self, seed: int) -> list[Step]:
-        """One alternative per position, chosen by the team's seed."""
-        rng = random.Random(seed)
-        return [self.steps[rng.choice(choices)] for choices in self.sequence]
+        """The steps the team's seed knows, one alternative per known position."""
+        return [step for step in self.positions(seed) if step is not None]
 
 
 def _read_files(folder: Path) -> dict[str, str]:
@@ -101,6 +120,7 @@ def load_playbook(operator: str = "confusion_mul_grad", target: str = "cpu") -> 
                 probe_cases=tuple(raw.get("probe_cases", [])),
                 expected=raw.get("expected", "faster"),
                 files=_read_files(folder / raw["path"]),
+                builds_on=raw.get("builds_on", "baseline"),
             )
         except KeyError as exc:
             raise PlaybookError(f"{where} lacks {exc.args[0]}") from exc
@@ -108,12 +128,17 @@ def load_playbook(operator: str = "confusion_mul_grad", target: str = "cpu") -> 
             raise PlaybookError(f"{where} ({step.id}): no files under {raw['path']}")
         steps[step.id] = step
     sequence = []
+    known_by = []
     for index, raw in enumerate(data.get("steps", [])):
         choices = (raw["id"], *raw.get("alternatives", []))
         unknown = [c for c in choices if c not in steps]
         if unknown:
             raise PlaybookError(f"{path}: steps[{index}] names unknown alternatives {unknown}")
         sequence.append(choices)
+        share = raw.get("known_by", 1.0)
+        if not isinstance(share, int | float) or not 0.0 < share <= 1.0:
+            raise PlaybookError(f"{path}: steps[{index}] known_by must be in (0, 1], not {share!r}")
+        known_by.append(float(share))
     if not sequence:
         raise PlaybookError(f"{path}: no [[steps]]")
     definition = load_operator(operator)
@@ -122,7 +147,7 @@ def load_playbook(operator: str = "confusion_mul_grad", target: str = "cpu") -> 
         rel: (project / rel).read_text(encoding="utf-8")
         for rel in sorted({r for s in steps.values() for r in s.files})
     }
-    return Playbook(operator, tuple(sequence), steps, baseline)
+    return Playbook(operator, tuple(sequence), steps, baseline, target, tuple(known_by))
 
 
 # -- actions -------------------------------------------------------------------------------
@@ -132,16 +157,29 @@ def load_playbook(operator: str = "confusion_mul_grad", target: str = "cpu") -> 
 class Action:
     """One model response of the route: tool calls, or a text that ends the turn.
 
-    `block` groups the actions of one evaluation: "baseline", a step id, or "adopt:<n>" (trying
-    the best public candidate of another team before step n)."""
+    `block` groups the actions of one evaluation: "baseline", a step id, "adopt:<n>" (trying
+    the best public candidate of another team before step n), or, where the team does not know
+    step n but knows a later one, "wait:<n>:<k>" (end the turn until news arrives) and
+    "adopt:<n>:<k>" (look again)."""
 
     kind: str  # read_spec, todos, list_cases, plan, edit, compile, probe, full, results,
-    #            decide, end_turn, inbox, fetch, adopt_write, finish
+    #            decide, end_turn, inbox, fetch, adopt_write, wait, finish
     step: Step | None = None  # the step this action belongs to (None: the baseline)
     block: str = "baseline"
 
 
-def route_actions(route: Sequence[Step]) -> list[Action]:
+GAP_POLLS = 3  # how often a team stuck at a step it does not know looks at the board again
+
+
+def _adopt_block(step: Step | None, block: str) -> list[Action]:
+    kinds = ("inbox", "fetch", "plan", "adopt_write", "full", "decide")
+    return [Action(kind, step, block) for kind in kinds]
+
+
+def route_actions(route: Sequence[Step | None]) -> list[Action]:
+    """The route's actions. A position the team does not know (None) keeps only its adopt
+    block: a look at what the others share, no step of its own; when the team knows a later
+    step (which builds on this one), it then waits for news and looks again, GAP_POLLS times."""
     actions = [
         Action("read_spec"),
         Action("todos"),
@@ -152,14 +190,14 @@ def route_actions(route: Sequence[Step]) -> list[Action]:
         Action("end_turn"),
     ]
     for n, step in enumerate(route):
-        adopt = f"adopt:{n}"
+        actions += _adopt_block(step, f"adopt:{n}")
+        if step is None:
+            if any(later is not None for later in route[n + 1 :]):
+                for k in range(1, GAP_POLLS + 1):
+                    actions.append(Action("wait", None, f"wait:{n}:{k}"))
+                    actions += _adopt_block(None, f"adopt:{n}:{k}")
+            continue
         actions += [
-            Action("inbox", step, adopt),
-            Action("fetch", step, adopt),
-            Action("plan", step, adopt),
-            Action("adopt_write", step, adopt),
-            Action("full", step, adopt),
-            Action("decide", step, adopt),
             Action("plan", step, step.id),
             Action("edit", step, step.id),
             Action("compile", step, step.id),
@@ -169,17 +207,19 @@ def route_actions(route: Sequence[Step]) -> list[Action]:
             Action("decide", step, step.id),
             Action("end_turn", step, step.id),
         ]
-    final = "adopt:final"  # a last look at what the others found before calling it done
-    actions += [
-        Action("inbox", None, final),
-        Action("fetch", None, final),
-        Action("plan", None, final),
-        Action("adopt_write", None, final),
-        Action("full", None, final),
-        Action("decide", None, final),
-        Action("finish", None, "finish"),
-    ]
+    # a last look at what the others found before calling it done
+    actions += _adopt_block(None, "adopt:final")
+    actions.append(Action("finish", None, "finish"))
     return actions
+
+
+def block_position(block: str) -> int | None:
+    """The route position an adopt or wait block belongs to ("adopt:3:1" -> 3), else None."""
+    head, _, rest = block.partition(":")
+    if head not in ("adopt", "wait"):
+        return None
+    number = rest.split(":", 1)[0]
+    return int(number) if number.isdigit() else None
 
 
 def call_id(index: int, n: int = 0) -> str:
