@@ -2,6 +2,7 @@
 over HTTP with the real `ascendc-cpu` toolchain (real g++, real sandbox): the template baseline
 passes all 15 hidden points, timed by the engine's per-pipe cycle model; a tiling that accepts
 only the local cases' shapes passes every local case in the lab and fails every hidden point;
+the ladder's narrow kernel fails every hidden point of a general layout;
 the C port stays selectable on the same judge (`toolchain: cpu`, timed by callgrind), each
 target with its own best times; nothing of a hidden shape or of the kernel's run reaches a
 result."""
@@ -22,8 +23,8 @@ from justkernel.evaluation.protocol import CandidateBundle, OfficialResult, Subm
 from justkernel.judge.eval import TIME_SOURCE
 from justkernel.judge.hidden_cases import point_ids
 from justkernel.judge.store import JudgeStore, best_times_key
-from justkernel.operators import load_operator
-from tests.judge.test_judge_hidden import assert_no_hidden_shape
+from justkernel.operators import CaseSpec, load_operator
+from tests.judge.test_judge_hidden import assert_no_hidden_shape, hidden_cases
 from tests.support.judge import (
     RunningJudge,
     ascendc_bundle,
@@ -32,7 +33,7 @@ from tests.support.judge import (
     running_judge,
     seed_ascendc_artefacts,
 )
-from tests.toolchains.ascendc_cpu.ladder_support import toolchain
+from tests.toolchains.ascendc_cpu.ladder_support import ladder, ladder_project, toolchain
 from tests.toolchains.ascendc_cpu.test_project_baseline import variant
 from tests.workers.test_evaluator_shared import evaluator, require_tools
 
@@ -103,6 +104,41 @@ async def test_a_tiling_for_the_local_shapes_only_passes_locally_and_fails_every
     text = json.dumps(result.raw)
     assert "tiling rejected" not in text and "GRAPH_FAILED" not in text  # no run text
     assert result.raw["diagnostics"] == []
+    assert_no_hidden_shape(result.raw)
+
+
+def ladder_accepts(case: CaseSpec) -> bool:
+    """The ladder's tiling contract (tests/fixtures/ascendc/README.md): float32, input1 and
+    input2 of one 2-D shape, input0 of that shape or its row broadcast, a 2-D reduction."""
+    n = case.input1[-1]
+    return (
+        case.dtype == "float32"
+        and len(case.input1) == 2
+        and case.input1 == case.input2
+        and case.input0 in (case.input1, (n,), (1, n))
+        and all(a in (0, 1, -1, -2) for a in case.axes)
+    )
+
+
+async def test_the_ladders_narrow_kernel_passes_its_cases_and_fails_the_general_layouts(
+    judge: RunningJudge,
+) -> None:
+    """The ladder's best rung, tuned on the three perf cases (plain 2-D float32), passes them in
+    the lab and the hidden points of that layout, and fails every point of another layout:
+    broadcast columns and scalars, lower ranks, 3-D and 4-D, middle and two-axis reductions,
+    float16. 12 of the 15 hidden points are such general layouts, whatever the seed."""
+    tc = toolchain()
+    lab, result = await asyncio.gather(
+        ladder("best"), submit_and_wait(judge, ascendc_bundle(ladder_project(tc, "best")))
+    )
+    receipt = lab["best"].receipt
+    assert all(c.passed for c in receipt.cases) and len(receipt.cycles) == 3, receipt.detail
+    assert all(c.check.passed for c in receipt.cycles)
+
+    plain = {c.id for c in hidden_cases() if ladder_accepts(c)}
+    assert plain == {"h01", "h02", "h05"}  # row, row with input0 broadcast, full: 2-D float32
+    assert {p.id for p in result.points if p.passed} == plain
+    assert not result.passed and result.prof_sum_us is None
     assert_no_hidden_shape(result.raw)
 
 
