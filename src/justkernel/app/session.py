@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from justkernel.app.runtime import LabRuntime
 from justkernel.app.targets import Announce, run_toolchain
 from justkernel.core.events.collab import JudgerUnavailable
-from justkernel.core.events.runs import RunSummary
+from justkernel.core.events.runs import RunSummary, ToolchainPreparing
 from justkernel.settings.config import ConfigError
 from justkernel.store import Run
 
@@ -92,8 +92,16 @@ class RunSession:
 
     def prepare(self, announce: Announce | None = None) -> asyncio.Task[float | None]:
         """Start building the target's shared artefacts beside the run (once per process and
-        target); `announce` gets the one line to show ("preparing the ascendc-cpu ...")."""
-        return self.runtime.targets.prepare(self.toolchain, announce)
+        target); the run's log gets `run.toolchain_preparing` and `announce` the same line
+        ("preparing the ascendc-cpu toolchain (one-time build)") for a console."""
+
+        async def told(line: str) -> None:
+            if announce is not None:
+                announce(line)
+            event = ToolchainPreparing(toolchain=self.toolchain, detail=line)
+            await self.runtime.lab.events.append(self.run_id, event)
+
+        return self.runtime.targets.prepare(self.toolchain, told)
 
     async def open_judger(self, *, judge_required: bool) -> Judger | None:
         """The run's Judger, or None when `JUSTKERNEL_JUDGE` is off. When the judge cannot be

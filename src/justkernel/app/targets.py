@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,7 @@ from justkernel.workers.pool import WorkerPool
 
 log = logging.getLogger("justkernel.app.targets")
 
-Announce = Callable[[str], None]
+Announce = Callable[[str], Awaitable[None] | None]  # told the line to show when warming starts
 __all__ = ["Announce", "RuntimeTargets", "Target", "run_toolchain"]
 
 
@@ -96,7 +97,9 @@ class RuntimeTargets:
         message = f"preparing the {toolchain_id} toolchain (one-time build)"
         log.info(message)
         if announce is not None:
-            announce(message)
+            told = announce(message)
+            if inspect.isawaitable(told):
+                await told
         try:
             seconds: float = await warm()
         except Exception:

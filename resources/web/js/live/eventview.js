@@ -147,6 +147,7 @@ const RENDER = {
   "provider.resumed": (p) => ({ label: "k_provider", body: `${p.provider}` }),
   "run.dispatch_started": (p) => ({ label: "k_dispatch_started", body: p.seconds ? `${p.seconds} s` : "" }),
   "run.dispatch_stopped": (p) => ({ label: "k_dispatch_stopped", body: p.reason }),
+  "run.toolchain_preparing": (p) => ({ label: "k_toolchain_preparing", body: p.detail || p.toolchain }),
   "run.summary": (p) => ({ label: "k_summary", body: p.reason }),
   "a2a.message": (p) => ({ label: "k_a2a", head: [chip(p.type || "message")], body: `→ ${p.to}: ${clip(p.summary, 200)}` }),
   "a2a.delivered": (p) => ({ label: "k_a2a", body: `delivered ${short(p.message_id)} from ${p.sender}` }),

@@ -31,6 +31,15 @@ class DispatchStopped(_RunArea):
     )
 
 
+class ToolchainPreparing(_RunArea):
+    """The run's toolchain builds what every job shares (the ascendc-cpu harness main and
+    precompiled headers), beside the run rather than in its first job; once per machine."""
+
+    KIND: ClassVar[str] = "run.toolchain_preparing"
+    toolchain: str | None = described("the run's target, e.g. ascendc-cpu")
+    detail: str | None = described('"preparing the ascendc-cpu toolchain (one-time build)"')
+
+
 class TeamFigures(PayloadPart):
     team_id: str | None = None
     display_name: str | None = None
