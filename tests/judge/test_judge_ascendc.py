@@ -33,7 +33,13 @@ from tests.support.judge import (
     running_judge,
     seed_ascendc_artefacts,
 )
-from tests.toolchains.ascendc_cpu.ladder_support import ladder, ladder_project, toolchain
+from tests.toolchains.ascendc_cpu.ladder_support import (
+    ladder,
+    ladder_project,
+    marked_site,
+    misuse_project,
+    toolchain,
+)
 from tests.toolchains.ascendc_cpu.test_project_baseline import variant
 from tests.workers.test_evaluator_shared import evaluator, require_tools
 
@@ -139,6 +145,24 @@ async def test_the_ladders_narrow_kernel_passes_its_cases_and_fails_the_general_
     assert plain == {"h01", "h02", "h05"}  # row, row with input0 broadcast, full: 2-D float32
     assert {p.id for p in result.points if p.passed} == plain
     assert not result.passed and result.prof_sum_us is None
+    assert_no_hidden_shape(result.raw)
+
+
+async def test_an_api_misuse_on_a_hidden_point_says_its_outcome_and_nothing_of_the_run(
+    judge: RunningJudge,
+) -> None:
+    """A misuse record names the check, the site and a message that can quote extents (a
+    DataCopy past a GM buffer of N elements): only the point's outcome reaches the result."""
+    tc = toolchain()
+    folder = misuse_project(tc, "gm_out_of_bounds")
+    result = await submit_and_wait(judge, ascendc_bundle(folder))
+    assert result.status is SubmissionStatus.FINISHED and not result.passed
+    outcomes = {p.outcome for p in result.points}
+    assert "api_misuse" in outcomes, outcomes
+    text = json.dumps(result.raw)
+    site, _line = marked_site(folder)  # the file the misuse record names
+    assert site not in text and "gm_out_of_bounds" not in text  # neither site nor check
+    assert result.raw["diagnostics"] == []
     assert_no_hidden_shape(result.raw)
 
 
