@@ -12,7 +12,7 @@ import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 from justkernel.agents.offline import PlaybookDriver
-from justkernel.agents.playbook import DONE_MARKER, Playbook, load_playbook
+from justkernel.agents.playbook import Playbook, load_playbook
 from justkernel.core.receipts import Status
 from justkernel.operators import load_operator
 from tests.playbook.ascendc_support import BASELINE, LOCAL_CASES, full_jobs, playbook, projects
@@ -150,17 +150,15 @@ class Bench:
 
 
 def play(pb: Playbook, seed: int, bench: Bench, turns: int = 60) -> list[BaseMessage]:
-    """Runs the driver turn after turn (a turn ends with a message without tool calls) until
-    it says it is done twice in a row with nothing new, as a woken team would."""
+    """Runs the driver turn after turn (a turn ends with a message without tool calls; a team
+    that said it is done is woken again, as news would) until its playbook is complete."""
     driver = PlaybookDriver(pb, seed)
     messages: list[BaseMessage] = [HumanMessage(content="start")]
-    done_in_a_row = 0
     for _ in range(turns * 20):
         message = driver.next_message(messages)
         messages.append(message)
         if not message.tool_calls:
-            done_in_a_row = done_in_a_row + 1 if DONE_MARKER in str(message.content) else 0
-            if done_in_a_row >= 5:
+            if "Playbook complete" in str(message.content):
                 return messages
             messages.append(HumanMessage(content="Continue"))
             continue

@@ -168,7 +168,7 @@ class Action:
     block: str = "baseline"
 
 
-GAP_POLLS = 3  # how often a team stuck at a step it does not know looks at the board again
+GAP_POLLS = 24  # looks again at a gap, each time news wakes the waiting team
 
 
 def _adopt_block(step: Step | None, block: str) -> list[Action]:
