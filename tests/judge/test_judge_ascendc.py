@@ -15,20 +15,26 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from justkernel.core.receipts import Status
 from justkernel.evaluation.local_client import local_judge_client
 from justkernel.evaluation.protocol import CandidateBundle, OfficialResult, SubmissionStatus
+from justkernel.evaluation.submission_files import encode_bundle
 from justkernel.judge.eval import TIME_SOURCE
 from justkernel.judge.hidden_cases import point_ids
 from justkernel.judge.store import JudgeStore, best_times_key
 from justkernel.operators import CaseSpec, load_operator
+from justkernel.toolchains.ascendc_cpu import AscendcCpuToolchain
+from justkernel.toolchains.registry import TOOLCHAINS
 from tests.judge.test_judge_hidden import assert_no_hidden_shape, hidden_cases
 from tests.support.judge import (
     RunningJudge,
     ascendc_bundle,
     bundle,
+    judge_in_thread,
+    judge_token,
     new_judge_dir,
     running_judge,
     seed_ascendc_artefacts,
@@ -179,6 +185,35 @@ async def test_the_c_port_stays_selectable_on_the_same_judge(judge: RunningJudge
     targets = {s["submission_id"]: s["toolchain"] for s in listed.json()["submissions"]}
     assert targets[result.submission_id] == "cpu"
     assert set(targets.values()) <= {"cpu", "ascendc-cpu"}
+
+
+class HostWithoutGpp(AscendcCpuToolchain):
+    """The real toolchain on a host that lacks g++ (what `missing()` reports there)."""
+
+    def missing(self) -> tuple[str, ...]:
+        return ("g++ (the C++ compiler)", "the Ascend C library headers (/opt/secret/include)")
+
+
+def test_a_target_the_host_cannot_run_is_refused_before_it_is_queued(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(TOOLCHAINS, "ascendc-cpu", lambda d, cache: HostWithoutGpp(d))
+    judge_dir = new_judge_dir(tmp_path)
+    token = judge_token(judge_dir)
+    with judge_in_thread(judge_dir) as url:
+        body = encode_bundle(ascendc_bundle())
+        r = httpx.post(
+            f"{url}/api/submissions",
+            json=body,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=30,
+        )
+        assert r.status_code == 400 and r.json()["error"] == "bad_bundle", r.text
+        detail = r.json()["detail"]
+        assert "'ascendc-cpu': this judge's host cannot run it" in detail
+        assert "g++" in detail and "/opt/secret" not in detail  # what, never where
+        quota = httpx.get(f"{url}/api/quota", headers={"Authorization": f"Bearer {token}"})
+        assert quota.json()["used"] == 0  # nothing was queued or counted
 
 
 def test_best_times_are_kept_per_target_and_old_rows_read_as_the_c_port(tmp_path: Path) -> None:

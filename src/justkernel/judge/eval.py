@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,6 +114,16 @@ def result_from_receipt(receipt: Receipt, point_ids: Sequence[str]) -> dict[str,
     }
 
 
+class TargetUnavailable(RuntimeError):
+    """The judge's host lacks what a toolchain needs (`Toolchain.missing()`); the submission is
+    refused before it is queued instead of failing as an infrastructure error."""
+
+    def __init__(self, toolchain_id: str, missing: Sequence[str]) -> None:
+        super().__init__(f"{toolchain_id} cannot run on the judge's host: {', '.join(missing)}")
+        self.toolchain_id = toolchain_id
+        self.missing = tuple(missing)
+
+
 @dataclass
 class TargetEvaluator:
     """One target's evaluator and the operator view its projects are laid out by."""
@@ -133,6 +144,7 @@ class JudgeEvaluation:
     settings: Settings
     sim_parallelism: int = 2
     targets: dict[str, TargetEvaluator] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # submit's thread
 
     @classmethod
     def create(
@@ -162,12 +174,16 @@ class JudgeEvaluation:
         (receipt keys name the toolchain; packs are the operator's)."""
         if toolchain_id not in JUDGED_TOOLCHAINS:
             raise ValueError(f"the local judge does not evaluate toolchain {toolchain_id!r}")
+        with self._lock:
+            return self._target(toolchain_id)
+
+    def _target(self, toolchain_id: str) -> TargetEvaluator:
         if toolchain_id not in self.targets:
             cache = toolchain_cache_dir(self.work, toolchain_id)
             toolchain = TOOLCHAINS[toolchain_id](self.definition, cache)
             missing = toolchain.missing() if hasattr(toolchain, "missing") else ()
             if missing:
-                raise RuntimeError(f"{toolchain_id} cannot run on the judge's host")
+                raise TargetUnavailable(toolchain_id, missing)
             evaluator = Evaluator(
                 self.settings,
                 LocalPool(slots=1),
@@ -179,6 +195,14 @@ class JudgeEvaluation:
             view = self.definition.for_toolchain(toolchain_id)
             self.targets[toolchain_id] = TargetEvaluator(toolchain_id, view, evaluator)
         return self.targets[toolchain_id]
+
+    def unavailable(self, toolchain_id: str) -> tuple[str, ...]:
+        """What the judge's host lacks to evaluate `toolchain_id` (empty: it can)."""
+        try:
+            self.target(toolchain_id)
+        except TargetUnavailable as exc:
+            return exc.missing
+        return ()
 
     def _materialize(self, view: OperatorDefinition, files: Mapping[str, bytes]) -> Path:
         """The target's project template with the uploaded (already checked) files over it."""

@@ -140,6 +140,7 @@ class JudgeService:
         self.submit_rate = SlidingWindow(config.submissions_per_minute)
         self.publisher = Publisher(config.folder.feedback_key())
         self.runner: JudgeRunner | None = None
+        self.evaluation: JudgeEvaluation | None = None
 
     def quota(self, account: str) -> dict[str, Any]:
         now = self.config.clock()
@@ -181,6 +182,7 @@ class JudgeService:
             self.hidden,
             sim_parallelism=self.config.sim_parallelism,
         )
+        self.evaluation = evaluation
         self.runner = JudgeRunner(self.store, evaluation, self.config.clock, self.publisher)
         task = asyncio.create_task(self.runner.run(), name="judge-runner")
         if self.config.url:
@@ -266,6 +268,16 @@ async def submit(request: Request) -> Response:
         )
     except BundleError as exc:
         return _error(400, "bad_bundle", str(exc))
+    if svc.evaluation is not None:
+        missing = await asyncio.to_thread(svc.evaluation.unavailable, bundle.toolchain)
+        if missing:  # named, not located: what is missing, never where the judge looked
+            needs = "; ".join(m.split(" (")[0] for m in missing)
+            return _error(
+                400,
+                "bad_bundle",
+                f"toolchain {bundle.toolchain!r}: this judge's host cannot run it (missing: "
+                f"{needs}; `justkernel check` on that host says more)",
+            )
     key = request.headers.get("idempotency-key") or None
     now = svc.config.clock()
     sub, created = svc.store.add(
