@@ -97,6 +97,7 @@ async def test_every_bundle_names_the_target_its_files_are_written_for(
         (port, None, "cpu"),  # no receipt: the C port view builds the C port
         (ascendc, None, "ascendc-cpu"),  # the Ascend C view builds the Ascend C project
         (ascendc, "cpu", "cpu"),  # the run's target, when given, wins
+        (ascendc, "cann", "ascendc-cpu"),  # a cann run's files: the Ascend C project
     ]
     for n, (operator, given, expected) in enumerate(cases):
         files = {operator.build.kernel_source: f"// candidate {n} of {run.id}\n".encode()}

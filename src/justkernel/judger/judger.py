@@ -300,7 +300,12 @@ class Judger:
 
     def _toolchain_of(self, cand: Candidate) -> str:
         """The target the candidate's files are written for: the run's, else the toolchain of
-        its receipt, else the project the Judger's operator view builds."""
+        its receipt, else the project the Judger's operator view builds. A `cann` run's files
+        are the Ascend C project itself, which the judges grade as `ascendc-cpu` sources (the
+        local judge on its CPU model, the official one on the contest's hardware)."""
+        return _graded_as(self._written_for(cand))
+
+    def _written_for(self, cand: Candidate) -> str:
         if self.toolchain is not None:
             return self.toolchain
         with contextlib.suppress(ValueError):  # a key that is no job key has no receipt
@@ -442,3 +447,9 @@ class Judger:
         await self._post_feedback(sub, data, status)
         await self.rows.record_result(sub.id, status, data)
         await self.candidates.set_status(self.run_id, sub.candidate_id, CandidateStatus(status))
+
+
+def _graded_as(toolchain_id: str) -> str:
+    """The target a judge grades a bundle of `toolchain_id`'s project as (cann: its Ascend C
+    project, as ascendc-cpu)."""
+    return "ascendc-cpu" if toolchain_id == "cann" else toolchain_id
