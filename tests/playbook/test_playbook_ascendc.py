@@ -102,7 +102,9 @@ class Bench:
     """Answers a team's tool calls like the lab would, with cycles read off which step's files
     the workspace holds (no toolchain: this is about the route the model takes)."""
 
-    def __init__(self, pb: Playbook, public: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, pb: Playbook, public: dict[str, str] | None = None, visible_after: int = 0
+    ) -> None:
         self.pb = pb
         self.files = dict(pb.baseline_files)
         order = [BASELINE, *(choices[0] for choices in pb.sequence)]
@@ -111,6 +113,7 @@ class Bench:
             for alt in choices[1:]:
                 self.cycles[alt] = self.cycles[choices[0]] + 1
         self.public = public or {}  # candidate id -> step whose files it holds
+        self.visible_after = visible_after  # shared once the team has measured this many
         self.written: list[str] = []  # steps whose files the team wrote, in order
 
     def holding(self) -> str:
@@ -134,6 +137,8 @@ class Bench:
                 self.written.append(held)
             return {"status": "measured", "total_est_cycles": self.cycles[held], "receipt_id": "r"}
         if name == "read_public_candidates":
+            if len(self.written) < self.visible_after:
+                return {"candidates": []}
             rows = [
                 {"candidate_id": cid, "total_est_cycles": self.cycles[step]}
                 for cid, step in self.public.items()
@@ -197,3 +202,18 @@ def test_a_team_without_a_step_plays_the_later_ones_only_after_adopting() -> Non
     assert missing in shared.written  # adopted ...
     assert later[0] in shared.written  # ... and its own next idea played on top of it
     assert shared.written.index(missing) < shared.written.index(later[0])
+
+
+def test_a_team_that_lacks_a_step_adopts_what_is_shared_after_its_own_steps() -> None:
+    """Out of steps it can play, it waits for news instead of finishing, so a candidate shared
+    only after everything it could measure on its own still reaches it."""
+    pb = playbook()
+    seed, _gap = a_seed_with_a_gap(pb)
+    alone = Bench(pb)
+    play(pb, seed, alone)  # what it measures on its own
+    best = pb.sequence[-1][0]  # the ladder's last main step: better than anything the team has
+    late = Bench(pb, public={"cand-late": best}, visible_after=len(alone.written))
+    messages = play(pb, seed, late)
+    assert late.written[: len(alone.written)] == alone.written
+    assert best in late.written[len(alone.written) :], late.written
+    assert f"{late.cycles[best]:,}" in str(messages[-1].content)  # "Best kept: ..."

@@ -149,11 +149,9 @@ class PlaybookDriver:
     def _skip_once(self, index: int, history: History) -> int:
         action = self.actions[index]
         block = action.block
-        if block.count(":") == 2:  # a wait or a second look at a gap: over once it is filled
-            position = block_position(block)
-            assert position is not None
-            if self._resolved(position, position, history, index):
-                return self._after_polls(position)
+        position = block_position(block) if block.count(":") == 2 else None
+        if position is not None and self._resolved(position, position, history, index):
+            return self._after_polls(position)  # a wait or look at a gap: over once it is filled
         if block.startswith("adopt:"):
             after_block = self._index("decide", block) + 1  # the step's plan, or what follows
             if action.kind == "fetch" and self._adoption_target(index, history) is None:
@@ -320,9 +318,14 @@ class PlaybookDriver:
         elif kind == "wait":  # ends the turn as done: the team is woken by the next news
             best, _ = self.standing(history, index)
             shown = f"{best:,}" if best is not None else "not measured"
+            why = (
+                "I have no ideas of my own left"
+                if action.block.startswith("wait:final")
+                else "My next ideas build on a step I have not found"
+            )
             text = (
-                f"Best kept: {shown} est. cycles. My next ideas build on a step I have not "
-                f"found; waiting for the other teams' candidates. {DONE_MARKER}"
+                f"Best kept: {shown} est. cycles. {why}; waiting for the other teams' "
+                f"candidates. {DONE_MARKER}"
             )
             return AIMessage(content=text, id=call_id(index))
         else:  # finish: a last look at the inbox (acknowledging feedback), then done

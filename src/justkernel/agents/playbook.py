@@ -179,7 +179,8 @@ def _adopt_block(step: Step | None, block: str) -> list[Action]:
 def route_actions(route: Sequence[Step | None]) -> list[Action]:
     """The route's actions. A position the team does not know (None) keeps only its adopt
     block: a look at what the others share, no step of its own; when the team knows a later
-    step (which builds on this one), it then waits for news and looks again, GAP_POLLS times."""
+    step (which builds on this one), it then waits for news and looks again, GAP_POLLS times
+    (and as often after its last look, before it finishes)."""
     actions = [
         Action("read_spec"),
         Action("todos"),
@@ -207,8 +208,13 @@ def route_actions(route: Sequence[Step | None]) -> list[Action]:
             Action("decide", step, step.id),
             Action("end_turn", step, step.id),
         ]
-    # a last look at what the others found before calling it done
+    # a last look at what the others found before calling it done; a team that lacks a step
+    # keeps watching: it ends its turns as done and looks again when news wakes it
     actions += _adopt_block(None, "adopt:final")
+    if any(step is None for step in route):
+        for k in range(1, GAP_POLLS + 1):
+            actions.append(Action("wait", None, f"wait:final:{k}"))
+            actions += _adopt_block(None, f"adopt:final:{k}")
     actions.append(Action("finish", None, "finish"))
     return actions
 
