@@ -225,8 +225,7 @@ async def _evaluate(
     from justkernel.workers.worker_entry import open_dir
 
     settings = settings_or_exit()
-    data = settings.resolved_data_dir
-    cache = open_dir(data / "toolchains" / toolchain_id)
+    cache = open_dir(settings.toolchains_dir / toolchain_id)  # per user, as the lab's
     toolchain = TOOLCHAINS[toolchain_id](load_operator(), cache)
     pool = LocalPool(slots=1)
     evaluator = Evaluator(
