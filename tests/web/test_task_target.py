@@ -1,12 +1,19 @@
-"""The run's target through the real dashboard API: the task settings carry it (checked like
-every other field), the start passes it to the run, and the lab's default shows."""
+"""The run's target through the real dashboard: the task settings carry it (checked like
+every other field, a select in the Configuration page), the start passes it to the run, the
+lab's default shows, and the run header names the run's target."""
 
 from __future__ import annotations
 
 import httpx
+from playwright.sync_api import Page, expect
+
+from tests.support.server import RunningServer
+from tests.web.conftest import open_dashboard
 
 
-def test_the_task_settings_choose_the_runs_target(api: httpx.Client) -> None:
+def test_the_task_settings_choose_the_runs_target(
+    page: Page, server: RunningServer, api: httpx.Client
+) -> None:
     task = api.get("/api/config/task").json()
     assert task["default_toolchain"] == "cpu"  # the suite's pin (tests/conftest.py)
     assert task["task"]["toolchain"] is None  # empty: the lab's default
@@ -15,11 +22,24 @@ def test_the_task_settings_choose_the_runs_target(api: httpx.Client) -> None:
     assert bad.status_code == 400
     assert "toolchain" in bad.json()["errors"]
 
-    chosen = {"name": "an ascendc run", "mode": "single", "toolchain": "ascendc-cpu"}
-    saved = api.put("/api/config/task", json=chosen)
-    assert saved.status_code == 200, saved.text
-    assert api.get("/api/config/task").json()["task"]["toolchain"] == "ascendc-cpu"
+    # the select in the task settings: the lab's default first, then the three targets
+    open_dashboard(page, server.base_url)
+    page.click("[data-tab=config]")
+    select = page.locator("#task-form [name=toolchain]")
+    expect(select).to_have_value("")
+    options = select.locator("option")
+    expect(options).to_have_count(4)
+    expect(options.first).to_contain_text("lab default (cpu)")
+    select.select_option("ascendc-cpu")
+    page.click("#task-save")
+    expect(page.locator("#task-form .error[data-error-for='toolchain']")).to_be_empty()
+    saved = api.get("/api/config/task").json()["task"]
+    assert saved["toolchain"] == "ascendc-cpu"
 
+    active = api.get("/api/config/task").json()["status"]["active_run"]
+    if active:  # an earlier test's run: one run is driven at a time
+        api.post(f"/api/runs/{active}/pause")
+    chosen = {**saved, "name": "an ascendc run", "mode": "single"}
     started = api.post("/api/task/start", json=chosen)
     assert started.status_code == 200, started.text
     run_id = started.json()["run"]["id"]
@@ -27,6 +47,8 @@ def test_the_task_settings_choose_the_runs_target(api: httpx.Client) -> None:
         run = api.get(f"/api/runs/{run_id}").json()
         assert run["meta"]["toolchain"] == "ascendc-cpu"
         assert run["meta"]["task"]["toolchain"] == "ascendc-cpu"
+        open_dashboard(page, server.base_url, run_id)
+        expect(page.locator("#run-badges")).to_contain_text("target: ascendc-cpu")
     finally:
         api.post(f"/api/runs/{run_id}/pause")
         api.put("/api/config/task", json={"name": "dashboard run"})  # as the next test expects
