@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import tempfile
 from pathlib import Path
 
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -30,9 +31,17 @@ class BlobStore:
         if target.exists():
             return digest
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f"{digest}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        tmp.replace(target)
+        # a temp name of its own per call: two writers of the same bytes (two teams adopting
+        # one candidate, in one process) must not share, truncate or rename each other's file
+        fd, tmp = tempfile.mkstemp(prefix=f"{digest}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
         return digest
 
     def get(self, sha256: str) -> bytes:
