@@ -21,6 +21,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
+from justkernel.core.targets import DEFAULT_TOOLCHAIN
 from tests.support.server import RunningServer, folder_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,10 +125,13 @@ def shared() -> dict[str, Any]:
 
 @pytest.fixture
 def offline_run(api: httpx.Client, shared: dict[str, Any]) -> str:
-    """The live test's offline run; when a test runs alone, a short one started here."""
+    """The live test's offline run; when a test runs alone, a short one started here. It runs
+    on the lab's default target, Ascend C (the suite's server defaults to the C port), so the
+    live view and the README's screenshots show what a user's first run shows."""
     if "run_id" in shared:
         return shared["run_id"]
-    answer = api.post("/api/task/start", json={"name": "offline run", "mode": "single"})
+    task = {"name": "offline run", "mode": "single", "toolchain": DEFAULT_TOOLCHAIN}
+    answer = api.post("/api/task/start", json=task)
     assert answer.status_code == 200, answer.text
     run_id = answer.json()["run"]["id"]
     deadline = time.monotonic() + 120

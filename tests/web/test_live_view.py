@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 from playwright.sync_api import Browser, Page, expect
 
+from justkernel.core.targets import DEFAULT_TOOLCHAIN
 from tests.support.server import RunningServer
 from tests.web.conftest import VIEWPORT, open_dashboard, screenshot
 
@@ -21,13 +22,15 @@ def _last_seq(page: Page) -> int:
 
 
 def _start_offline_run(page: Page) -> str:
-    """Start a single offline team from the Configuration tab, as a user would."""
+    """Start a single offline team from the Configuration tab, as a user would, on the lab's
+    default target (Ascend C; the suite's server defaults to the C port)."""
     page.click("[data-tab=config]")
     form = page.locator("#task-form")
     expect(form).to_be_visible()
     form.locator("[name=name]").fill("live view test")
     form.locator("[name=mode]").select_option("single")
     form.locator("[name=minutes]").fill("")
+    form.locator("[name=toolchain]").select_option(DEFAULT_TOOLCHAIN)
     before = page.evaluate("location.hash")
     page.click("#task-start")
     page.wait_for_function(
