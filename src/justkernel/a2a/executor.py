@@ -34,7 +34,6 @@ from justkernel.core.events.collab import A2AEvaluation
 from justkernel.core.receipts import Receipt
 from justkernel.core.relpath import relpath_problem
 from justkernel.core.targets import (
-    TOOLCHAIN_IDS,
     TargetMismatch,
     check_same_target,
     playbook_target,
@@ -42,6 +41,7 @@ from justkernel.core.targets import (
 )
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition, load_operator
+from justkernel.operators.project_files import other_target_owning
 from justkernel.store.tokens import TeamIdentity
 from justkernel.toolchains.tree import MAX_FILE_BYTES
 from justkernel.workers.evaluator import Evaluator
@@ -84,23 +84,12 @@ def requested_skill(context: RequestContext) -> str | None:
 PROJECTS = {"cpu": "C port", "ascendc": "Ascend C"}
 
 
-def _project_files(view: OperatorDefinition) -> set[str]:
-    """The files that make a project what it is: its template's files and the sources its
-    build names (so a C port kernel is recognised in an Ascend C submission and back)."""
-    root = view.project_dir
-    named = {view.build.kernel_source, view.build.tiling_source, view.build.harness_source}
-    return named | {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
-
-
 def _other_target(rel: str, operator: OperatorDefinition, toolchain_id: str) -> str | None:
     """Why `rel` belongs to the other target's project and not to this run's, or None."""
-    if operator.ascendc is None or toolchain_id not in TOOLCHAIN_IDS:
+    other_id = other_target_owning(rel, load_operator(operator.name), toolchain_id)
+    if other_id is None:
         return None
-    base = load_operator(operator.name)
     mine = playbook_target(toolchain_id)
-    other_id = "ascendc-cpu" if mine == "cpu" else "cpu"
-    if rel in _project_files(operator) or rel not in _project_files(base.for_toolchain(other_id)):
-        return None
     sources = ", ".join(dict.fromkeys((operator.build.kernel_source, operator.build.tiling_source)))
     return (
         f"{rel}: a file of the {PROJECTS[playbook_target(other_id)]} project, but this run's "

@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import re
 import stat
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from io import BytesIO
-from pathlib import Path
 from typing import Any
 
 from justkernel.core.relpath import relpath_problem
@@ -31,6 +29,7 @@ from justkernel.core.targets import DEFAULT_TOOLCHAIN, TOOLCHAIN_IDS, playbook_t
 from justkernel.core.tree_hash import editable_tree_sha256
 from justkernel.evaluation.protocol import CandidateBundle
 from justkernel.operators import OperatorDefinition, OperatorDefinitionError
+from justkernel.operators.project_files import other_target_owning
 
 _SAFE_PATH = re.compile(r"^[A-Za-z0-9_.\-/]{1,200}$")
 _META_KEYS = ("team", "candidate_id", "note")
@@ -104,14 +103,6 @@ def check_path(rel: Any, definition: OperatorDefinition) -> str:
     return rel
 
 
-@functools.cache
-def _template(project_dir: Path) -> frozenset[str]:
-    """Every file of a project template (relative POSIX paths); templates do not change."""
-    return frozenset(
-        p.relative_to(project_dir).as_posix() for p in project_dir.rglob("*") if p.is_file()
-    )
-
-
 def target_view(definition: OperatorDefinition, toolchain: str) -> OperatorDefinition:
     """The operator as `toolchain` builds it, or BundleError when it has no such project."""
     try:
@@ -123,26 +114,17 @@ def target_view(definition: OperatorDefinition, toolchain: str) -> OperatorDefin
 def check_target(
     files: Mapping[str, bytes], definition: OperatorDefinition, toolchain: str
 ) -> None:
-    """Refuse files of the other target's project: C port sources sent as Ascend C (or the
-    reverse) sit in editable folders of both, so the path check alone would let them through,
-    the build would ignore them and judge the template instead."""
-    own = target_view(definition, toolchain)
-    mine = _template(own.project_dir)
-    for other_id in TOOLCHAIN_IDS:
-        if playbook_target(other_id) == playbook_target(toolchain):
-            continue
-        try:
-            other = definition.for_toolchain(other_id)
-        except (OperatorDefinitionError, ValueError):
-            continue  # the operator has no such project: nothing of it to confuse
-        theirs = _template(other.project_dir) - mine
-        for rel in sorted(files):
-            if rel in theirs:
-                raise BundleError(
-                    f"{rel}: a file of the {playbook_target(other_id)} project (toolchain "
-                    f"{other_id!r}), but this submission names toolchain {toolchain!r}; send "
-                    f"the sources of that project or name the toolchain they are written for"
-                )
+    """Refuse files of the other target's project (`operators.project_files`): C port sources
+    sent as Ascend C (or the reverse) would pass the path check and be ignored by the build."""
+    target_view(definition, toolchain)  # a target this operator has, or BundleError
+    for rel in sorted(files):
+        other_id = other_target_owning(rel, definition, toolchain)
+        if other_id is not None:
+            raise BundleError(
+                f"{rel}: a file of the {playbook_target(other_id)} project (toolchain "
+                f"{other_id!r}), but this submission names toolchain {toolchain!r}; send "
+                f"the sources of that project or name the toolchain they are written for"
+            )
 
 
 def bundle_toolchain(raw: Any, accepted: Sequence[str] = TOOLCHAIN_IDS) -> str:
