@@ -138,7 +138,16 @@ async function startDemo() {
   notice(t("demo_started"));
 }
 
+// a `#run=` link pasted into an open tab (or the history's back/forward) opens that run
+async function followHash() {
+  const wanted = new URLSearchParams(location.hash.slice(1)).get("run");
+  if (!wanted || wanted === state.run?.id) return;
+  const runs = state.runs.some((r) => r.id === wanted) ? state.runs : await loadRuns();
+  if (runs.some((r) => r.id === wanted)) await selectRun(wanted);
+}
+
 function wire() {
+  window.addEventListener("hashchange", () => followHash().catch((err) => notice(err.message, false)));
   $("#run-select").addEventListener("change", (e) => e.target.value && selectRun(e.target.value));
   $$("[data-tab]").forEach((b) => b.addEventListener("click", () => showTab(b.dataset.tab)));
   $("#lang-btn").addEventListener("click", () => setLang(getLang() === "zh" ? "en" : "zh"));

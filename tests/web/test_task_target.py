@@ -14,6 +14,9 @@ from tests.web.conftest import open_dashboard
 def test_the_task_settings_choose_the_runs_target(
     page: Page, server: RunningServer, api: httpx.Client
 ) -> None:
+    # a task saved without a target (earlier tests of this server may have saved one) runs on
+    # the lab's default
+    assert api.put("/api/config/task", json={"name": "target test"}).status_code == 200
     task = api.get("/api/config/task").json()
     assert task["default_toolchain"] == "cpu"  # the suite's pin (tests/conftest.py)
     assert task["task"]["toolchain"] is None  # empty: the lab's default
@@ -47,7 +50,10 @@ def test_the_task_settings_choose_the_runs_target(
         run = api.get(f"/api/runs/{run_id}").json()
         assert run["meta"]["toolchain"] == "ascendc-cpu"
         assert run["meta"]["task"]["toolchain"] == "ascendc-cpu"
+        # the page is open already: only the hash changes, as with a `#run=` link pasted
+        # into an open tab, and the dashboard follows it to the new run
         open_dashboard(page, server.base_url, run_id)
+        expect(page.locator("#run-select")).to_have_value(run_id)
         expect(page.locator("#run-badges")).to_contain_text("target: ascendc-cpu")
     finally:
         api.post(f"/api/runs/{run_id}/pause")
