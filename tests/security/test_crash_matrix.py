@@ -1,6 +1,7 @@
-"""Fault injection: `justkernel run` (one offline team, the Judger, the local judge it starts)
-killed by SIGKILL at each named crash point (`justkernel.faults`), on SQLite and on PostgreSQL,
-then `justkernel run --resume` without the crash: no event lost or duplicated, no submission
+"""Fault injection: `justkernel run` (one offline team on the lab's default target, Ascend C,
+with the Judger and the local judge it starts) killed by SIGKILL at each named crash point
+(`justkernel.faults`), on SQLite and on PostgreSQL, then `justkernel run --resume` without
+the crash: no event lost or duplicated, no submission
 sent twice, every official result recorded and delivered, every delivery acknowledged once.
 
 The cases share one lab data folder (receipts and packs of earlier cases answer the teams'
@@ -31,6 +32,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from justkernel.core.targets import DEFAULT_TOOLCHAIN
 from justkernel.faults import ENV
 from justkernel.lab import open_lab
 from justkernel.settings.config import Settings
@@ -166,6 +168,7 @@ def test_a_crash_at_each_point_then_resume_loses_and_repeats_nothing(
         case / "config",
         JUSTKERNEL_DATABASE_URL=url,
         JUSTKERNEL_JUDGE_DIR=str(shared.judge),
+        JUSTKERNEL_TOOLCHAIN=DEFAULT_TOOLCHAIN,  # the lab's default target, Ascend C
         COLUMNS="200",
     )
     env.pop(ENV, None)
