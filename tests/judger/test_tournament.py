@@ -1,16 +1,14 @@
-"""An offline tournament of three teams on the lab's default target (Ascend C) with the Judger
-and a real local judge: improvements are frozen, judged, submitted, and every official result
-reaches all three teams and is acknowledged exactly once — with a duplicated send, and with the
-lab restarted between delivery and acknowledgement (the restarted lab keeps the run's target)."""
+"""An offline tournament of three teams on the embedded defaults with the Judger and a real
+local judge: improvements are frozen, judged, submitted, and every official result reaches all
+three teams and is acknowledged exactly once — with a duplicated send, and with the lab
+restarted between delivery and acknowledgement."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 
-from justkernel.a2a.board import LabBoard
 from justkernel.app import LabRuntime, open_runtime
-from justkernel.core.targets import DEFAULT_TOOLCHAIN
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
 from justkernel.judger.judger import Judger
 from justkernel.judger.settings import JudgerSettings
@@ -24,7 +22,7 @@ def _judger(runtime: LabRuntime, run_id: str, scheduler, url: str, token: str) -
     return Judger(
         runtime.lab,
         run_id,
-        scheduler.operator,  # the run's target: its review rebuilds that project
+        runtime.operator,
         scheduler.candidates,
         scheduler.board,
         client,
@@ -40,16 +38,16 @@ async def _feedback_delivered(runtime: LabRuntime, run_id: str) -> bool:
     return False
 
 
-def runtime_board(runtime: LabRuntime, run_id: str) -> LabBoard:
-    return runtime.board  # the lab's one board (every scheduler of the runtime posts on it)
+def runtime_board(runtime: LabRuntime, run_id: str):  # type: ignore[no-untyped-def]
+    return runtime.scheduler(run_id).board
 
 
 async def test_results_reach_every_team_once_across_a_restart(
     runtime: LabRuntime, judge_url: tuple[str, str], lab_settings: Settings
 ) -> None:
     url, token = judge_url
-    run = await runtime.lab.runs.create("tournament", meta={"toolchain": DEFAULT_TOOLCHAIN})
-    scheduler = runtime.scheduler(run)
+    run = await runtime.lab.runs.create("tournament")
+    scheduler = runtime.scheduler(run.id)
     teams = [await scheduler.add_team("offline") for _ in range(3)]
     judger = _judger(runtime, run.id, scheduler, url, token)
     stop = asyncio.Event()
@@ -66,7 +64,7 @@ async def test_results_reach_every_team_once_across_a_restart(
             await task
 
     async with open_runtime(lab_settings, slots=2) as restarted:
-        scheduler = restarted.scheduler(await restarted.lab.runs.get(run.id))  # its target
+        scheduler = restarted.scheduler(run.id)
         judger = _judger(restarted, run.id, scheduler, url, token)
         stop = asyncio.Event()
         judging = asyncio.create_task(judger.run(stop))

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from justkernel.app import LabRuntime
 from justkernel.core.receipts import Receipt
 from justkernel.lab import open_lab
@@ -87,6 +89,9 @@ def _count(db: Path, sql: str) -> int:
         return conn.execute(sql).fetchone()[0]
 
 
+# Up to 300 s to the first receipts and 900 s for the resumed run (its own budgets below): on a
+# cold receipt cache the C port playbook's callgrind runs take minutes, more than pytest's 300 s
+@pytest.mark.timeout(1500)
 def test_kill_9_mid_run_then_resume_loses_and_repeats_nothing(lab_settings: Settings) -> None:
     data = lab_settings.resolved_data_dir
     env = {
