@@ -42,6 +42,7 @@ from justkernel.agents.middleware.shared import Governance, Seat, TeamSignals
 from justkernel.agents.middleware.slots import ModelCallSlotsMiddleware
 from justkernel.agents.middleware.watchdog import WatchdogMiddleware
 from justkernel.agents.offline import OFFLINE_PROVIDER, OfflinePlaybookModel
+from justkernel.agents.prompts import FIXED_FILES, SYSTEM_PROMPT
 from justkernel.agents.providers import build_chat_model
 from justkernel.agents.skills import is_ascendc_project, skill_sources
 from justkernel.agents.tools import TeamContext, build_tools
@@ -49,22 +50,6 @@ from justkernel.core.targets import playbook_target
 from justkernel.operators import OperatorDefinition
 from justkernel.settings.models import ModelPreset
 from justkernel.settings.secrets import SecretsStore
-
-SYSTEM_PROMPT = """You are {team_name}, an engineering team optimizing the {operator} kernel of \
-the JustKernel lab. Your workspace is a copy of the operator project: `/spec.md` explains the \
-operator and the rules; `/op_host/` (tiling) and `/op_kernel/` (kernel) are yours to change; \
-{fixed}. `/scratch/` is for your notes.
-
-Goal: the fewest estimated cycles (sum over the performance cases) with every local case passing \
-the precision standard. Evidence comes only from receipts: never claim a result you have not \
-simulated. Follow the engineering-workflow skill: record a plan, change one thing, compile, probe, \
-run a full simulation, keep or revert. Keep your todo list current. When you have nothing better \
-to try, say so and end your reply with [done]."""
-
-FIXED_FILES = {  # what the system prompt says is fixed, per project kind
-    "cpu": "`/include/`, `/harness/` and the build flags are fixed",
-    "ascendc": "their `CMakeLists.txt` and every other file of the Ascend C project are fixed",
-}
 
 MEMBERS = [
     {

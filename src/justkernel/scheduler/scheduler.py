@@ -40,6 +40,7 @@ from justkernel.agents.harness import (
 )
 from justkernel.agents.middleware import Governance, TeamPaused, TeamSignals, inbox_reads
 from justkernel.agents.playbook import DONE_MARKER
+from justkernel.agents.prompts import CONTINUE_PROMPT, FIRST_PROMPT
 from justkernel.agents.skills import is_ascendc_project
 from justkernel.agents.tools import EvaluatorLike, TeamContext
 from justkernel.core.events.agents import ModelResponse
@@ -73,13 +74,8 @@ from justkernel.workers.proposed_cases import extend_evaluator
 
 log = logging.getLogger("justkernel.scheduler")
 
-FIRST_PROMPT = (
-    "Optimize the kernel in this workspace. Start by reading /spec.md, then measure the "
-    "baseline and improve it experiment by experiment."
-)
 FAILURE_BACKOFF_START = 5.0
 FAILURE_BACKOFF_MAX = 300.0
-CONTINUE_PROMPT = "Continue: run your next experiment, or say you are done if nothing is left."
 
 
 class ProviderNotPaused(LookupError):
