@@ -3,7 +3,8 @@
 The agent gets the built-in file tools and the todo list (confined to the workspace by
 `WorkspaceBackend`), the lab tools (`build_tools`), the skills copied into the workspace (with
 the Ascend C versions on top for an Ascend C workspace: `agents.skills`), the team's
-middlewares (`team_middleware`: inbox acks, watchdog, budget, events, model-call slots) and a
+middlewares (`team_middleware`: inbox acks, watchdog, budget, events, tool-call ids and
+malformed calls, model-call slots) and a
 checkpointer keyed by the team's thread, so a restarted lab resumes every team where it was.
 
 A team may have members (analyst, developer, reviewer): Deep Agents subagents the team's model
@@ -40,6 +41,7 @@ from justkernel.agents.middleware.events import EventsMiddleware, SourceTracker
 from justkernel.agents.middleware.inbox import InboxAcksMiddleware
 from justkernel.agents.middleware.shared import Governance, Seat, TeamSignals
 from justkernel.agents.middleware.slots import ModelCallSlotsMiddleware
+from justkernel.agents.middleware.tool_calls import ToolCallsMiddleware
 from justkernel.agents.middleware.watchdog import WatchdogMiddleware
 from justkernel.agents.offline import OFFLINE_PROVIDER, OfflinePlaybookModel
 from justkernel.agents.prompts import FIXED_FILES, SYSTEM_PROMPT
@@ -183,7 +185,10 @@ def team_middleware(
        slot), and a reservation covers the wait for a slot;
     4. the events, outside the slots: `seconds` counts the wait for a slot, and a provider
        paused behind the slot is recorded as the call's error;
-    5. the model-call slot, innermost: held only while the model runs.
+    5. the tool calls, inside the events: a response's ids are made unique in the thread
+       before the events (or anything else) see them, so the ids recorded are the ids the
+       tools run with; its `after_model` answers malformed calls;
+    6. the model-call slot, innermost: held only while the model runs.
     """
     stack: list[AgentMiddleware] = []
     if board is not None:
@@ -192,6 +197,7 @@ def team_middleware(
         WatchdogMiddleware(seat, governance),
         BudgetMiddleware(seat, governance),
         EventsMiddleware(seat, source),
+        ToolCallsMiddleware(seat),
         ModelCallSlotsMiddleware(seat, governance),
     ]
     return stack
