@@ -34,6 +34,7 @@ KERNEL = "op_kernel/confusion_mul_grad.cpp"
 NEXT_OFFSET = re.compile(r"next offset (\d+)")
 ERROR_LINE = re.compile(r"(op_kernel/[\w./-]+):(\d+):\d+: (?:fatal )?error")
 SLIP = ("DataCopy(", "DataCopyy(")  # the one misspelled call of the first write
+WHOLE = 2000  # the read limit for a file it reads whole (a one-line look uses 1)
 MAX_COMPILES = 4  # a model that cannot get it to compile gives up, loudly
 
 
@@ -185,13 +186,17 @@ class CompetentModel:
 
         # 3. the files it will change, whole (a large limit; paged if the read says more)
         for rel in self.files:
-            reads = [st for st in steps if st.name == "read_file" and _path(st) == f"/{rel}"]
+            reads = [
+                st
+                for st in steps
+                if st.name == "read_file" and _path(st) == f"/{rel}" and _limit(st) == WHOLE
+            ]
             if not reads:
-                return self._call(tools, "read_file", file_path=f"/{rel}", limit=2000)
+                return self._call(tools, "read_file", file_path=f"/{rel}", limit=WHOLE)
             more = NEXT_OFFSET.search(reads[-1].result or "")
             if more and not any(_offset(st) == int(more.group(1)) for st in reads):
                 return self._call(
-                    tools, "read_file", file_path=f"/{rel}", offset=int(more.group(1)), limit=2000
+                    tools, "read_file", file_path=f"/{rel}", offset=int(more.group(1)), limit=WHOLE
                 )
 
         # 4. the baseline, measured under a plan of its own
@@ -267,7 +272,7 @@ class CompetentModel:
         ]
         if not probes:
             return self._call(tools, "simulate_kernel", mode="probe", case_ids=self.probe_cases)
-        if (probes[-1].data or {}).get("status") != "probe_passed":
+        if not _all_passed(probes[-1].data):
             raise ModelGaveUp(f"the probe failed: {probes[-1].result}")
 
         # 9. the full simulation, then the receipt's cycles
@@ -291,17 +296,18 @@ class CompetentModel:
             )
         receipt = reads[0].data
         cycles = receipt.get("total_est_cycles")
-        candidate = result.get("frozen_candidate")
+        candidate = result.get("frozen_candidate") or "my candidate"
 
         # 10. report, then on every new turn read the inbox until the official result is there
         inbox = [st for st in after_compile if st.name == "read_inbox" and st.data is not None]
-        official = _official(inbox, candidate)
+        official = _official(inbox, candidate, result.get("source_sha256"))
         if not s.new_turn:
             if official is not None and inbox and inbox[-1] is steps[-1]:
-                passed = sum(1 for p in official.get("points") or [] if p.get("passed"))
-                total = len(official.get("points") or [])
+                points = official.get("points") or []
+                passed = sum(1 for p in points if p.get("passed"))
                 return self._say(
-                    f"Official result of {candidate}: {official.get('status')}, {passed}/{total} "
+                    f"Official result of {official.get('candidate_id')}: "
+                    f"{official.get('status')}, {passed}/{len(points)} "
                     f"hidden points pass, prof_sum_us {official.get('prof_sum_us')}. Locally "
                     f"{cycles} cycles against the baseline's {baseline['total_est_cycles']}. "
                     f"Nothing better to try. {DONE}"
@@ -377,6 +383,10 @@ def _offset(step: Step) -> int:
     return int(step.args.get("offset") or 0)
 
 
+def _limit(step: Step) -> int:
+    return int(step.args.get("limit") or 100)
+
+
 def _mode(step: Step) -> str:
     return str(step.args.get("mode") or "full")
 
@@ -414,11 +424,28 @@ def _evidence(baseline: dict[str, Any]) -> str:
     )
 
 
-def _official(inbox: list[Step], candidate: str | None) -> dict[str, Any] | None:
-    """The official feedback on `candidate` among the inbox reads, or None."""
+def _all_passed(data: Any) -> bool:
+    """A probe's answer says every case it ran passed."""
+    if not isinstance(data, dict):
+        return False
+    if data.get("status") == "probe_passed":
+        return True
+    run = data.get("cases_run")
+    return bool(run) and data.get("cases_passed") == run and not data.get("failed_cases")
+
+
+def _official(
+    inbox: list[Step], candidate: str | None, source: str | None
+) -> dict[str, Any] | None:
+    """The official feedback on its candidate among the inbox reads (named by the candidate
+    id the full simulation returned, else by the source's hash), or None."""
     for step in inbox:
         for message in (step.data or {}).get("messages", []):
             payload = message.get("payload", message) if isinstance(message, dict) else {}
-            if candidate and payload.get("candidate_id") == candidate and "points" in payload:
+            if "points" not in payload:
+                continue
+            if (candidate and payload.get("candidate_id") == candidate) or (
+                source and payload.get("source_sha256") == source
+            ):
                 return payload
     return None
