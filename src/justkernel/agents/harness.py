@@ -47,6 +47,7 @@ from justkernel.agents.offline import OFFLINE_PROVIDER, OfflinePlaybookModel
 from justkernel.agents.prompts import FIXED_FILES, SYSTEM_PROMPT
 from justkernel.agents.providers import build_chat_model
 from justkernel.agents.skills import is_ascendc_project, skill_sources
+from justkernel.agents.summarization import summarization_middleware
 from justkernel.agents.tools import TeamContext, build_tools
 from justkernel.core.targets import playbook_target
 from justkernel.operators import OperatorDefinition
@@ -205,23 +206,21 @@ def team_middleware(
 
 def _member_specs(
     seat: Seat,
-    team_preset: ModelPreset,
+    team: PresetModel,
     chosen: Mapping[str, PresetModel],
-    middleware: Callable[[Seat], list[AgentMiddleware]],
+    middleware: Callable[[Seat, BaseChatModel], list[AgentMiddleware]],
 ) -> list[dict[str, Any]]:
     """One subagent spec per member: its own model when one was chosen (else Deep Agents gives
-    it the team's) and its own middlewares, on the preset that actually serves it."""
+    it the team's) and its own middlewares, on the preset and model that actually serve it."""
     for role in chosen:
         _check_role(role)
     specs: list[dict[str, Any]] = []
     for member in MEMBERS:
         role = member["name"]
+        serving = chosen.get(role) or team
+        for_seat = seat.for_member(role, serving.preset, provider_key(serving.preset))
         choice = chosen.get(role)
-        preset = choice.preset if choice is not None else team_preset
-        spec: dict[str, Any] = {
-            **member,
-            "middleware": middleware(seat.for_member(role, preset, provider_key(preset))),
-        }
+        spec: dict[str, Any] = {**member, "middleware": middleware(for_seat, serving.model)}
         if choice is not None:
             spec["model"] = choice.model
         specs.append(spec)
@@ -249,12 +248,18 @@ def build_team_agent(
     signals = TeamSignals()
     seat = Seat(ctx, preset, provider_key(preset), signals)
     source = SourceTracker(ctx.workspace)  # one for the team: members share its workspace
+    backend = WorkspaceBackend(ctx.workspace)
 
-    def middleware(for_seat: Seat) -> list[AgentMiddleware]:
-        return team_middleware(for_seat, governance, source, board)
+    def middleware(for_seat: Seat, for_model: BaseChatModel) -> list[AgentMiddleware]:
+        stack = team_middleware(for_seat, governance, source, board)
+        if for_seat.provider == OFFLINE_PROVIDER:  # the offline playbook is never summarised
+            return stack
+        # in place of Deep Agents' own: counted, sized to the model, history in scratch/
+        return [summarization_middleware(for_seat, governance, source, for_model, backend), *stack]
 
     chosen = member_models or {}
-    subagents = _member_specs(seat, preset, chosen, middleware) if members or chosen else None
+    team = PresetModel(preset, model)
+    subagents = _member_specs(seat, team, chosen, middleware) if members or chosen else None
     tools = build_tools(ctx) + (build_board_tools(ctx, board) if board is not None else [])
     agent = create_deep_agent(
         model=model,
@@ -264,7 +269,7 @@ def build_team_agent(
             operator=ctx.workspace.operator.operator.display_name,
             fixed=FIXED_FILES["ascendc" if is_ascendc_project(ctx.workspace.operator) else "cpu"],
         ),
-        middleware=[TodoListMiddleware(), *middleware(seat)],
+        middleware=[TodoListMiddleware(), *middleware(seat, model)],
         subagents=subagents,
         skills=skill_sources(ctx.workspace.operator),
         permissions=[
@@ -272,7 +277,7 @@ def build_team_agent(
                 operations=["write"], paths=forbidden_writes(ctx.workspace.operator), mode="deny"
             )
         ],
-        backend=WorkspaceBackend(ctx.workspace),
+        backend=backend,
         checkpointer=checkpointer,
         name=ctx.team_id,
     )
