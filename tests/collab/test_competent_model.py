@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from justkernel.core.receipts import Receipt
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
 from justkernel.judge.eval import toolchain_cache_dir
 from justkernel.judge.paths import JudgeFolder
+from justkernel.judger.settings import JudgerSettings
 from justkernel.paths import resources_dir
 from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.settings.config import Settings
@@ -49,6 +52,23 @@ def seed_judge(runtime: LabRuntime, judge_dir: Path) -> None:
         shutil.copytree(built / "pch", dest / "pch")
 
 
+@contextmanager
+def judger_settings(runtime: LabRuntime) -> Iterator[None]:
+    """The lab's shared `judger.json` (the data folder is the session's) set to the defaults
+    this walk relies on (rules review, the verified strategy, no human approval) with a short
+    poll, and put back as it was afterwards."""
+    shared = runtime.judger_settings
+    before = shared.path.read_bytes() if shared.path.exists() else None
+    shared.save(JudgerSettings(poll_seconds=0.5))
+    try:
+        yield
+    finally:
+        if before is None:
+            shared.path.unlink(missing_ok=True)
+        else:
+            shared.path.write_bytes(before)
+
+
 async def _events(runtime: LabRuntime, run_id: str, kind: str) -> list[dict[str, Any]]:
     return [e.payload async for e in runtime.lab.events.iter_all(run_id) if e.kind == kind]
 
@@ -75,7 +95,7 @@ async def test_a_competent_model_improves_the_kernel_and_reads_its_official_resu
             assert session.run.meta["toolchain"] == "ascendc-cpu"
             await session.prepare()  # the one-time build, then the judge shares it
             seed_judge(runtime, judge_dir)
-            with judge_in_thread(judge_dir) as url:
+            with judger_settings(runtime), judge_in_thread(judge_dir) as url:
                 token = judge_token(judge_dir)
                 config = JudgeClientConfig(base_url=url, token=token, backend="local")
                 async with HttpJudgeClient(config) as c:
@@ -120,6 +140,8 @@ async def test_a_competent_model_improves_the_kernel_and_reads_its_official_resu
         candidate = frozen["candidate_id"]
         reviews = await _events(runtime, run_id, "judger.review")
         assert any(r["candidate_id"] == candidate and r["verdict"] == "accepted" for r in reviews)
+        # (the untouched template the model measured first may be submitted too, as the Judger
+        # does today; nothing here depends on it)
         submitted = await _events(runtime, run_id, "judger.submission")
         assert [s["backend"] for s in submitted if s["candidate_id"] == candidate] == ["local"]
         (official,) = [
