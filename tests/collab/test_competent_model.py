@@ -131,6 +131,12 @@ async def test_a_competent_model_improves_the_kernel_and_reads_its_official_resu
         read = [r for r in results if r["name"] == "read_simulation_results"]
         assert read and str(improved.cycles_sum) in read[-1]["content"]  # it read the cycles
 
+        # no call refused (a failed build is an answer, not a tool error), nothing stalled
+        refused = [r for r in results if r["error"] and r["name"] != "compile_kernel"]
+        assert refused == [], refused
+        for kind in ("model.error", "watchdog.nudge", "team.paused"):
+            assert await _events(runtime, run_id, kind) == [], kind
+
         # frozen, reviewed, submitted to the local judge, its official result on every point
         (frozen,) = [
             f
