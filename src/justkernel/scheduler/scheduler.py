@@ -291,8 +291,9 @@ class Scheduler:
         await self.lab.events.append(self.run_id, TeamResumed(), team=team_id)
 
     async def resume_provider(self, provider: str, *, request_seq: int | None = None) -> list[str]:
-        """One action, after a person fixed the key or the balance: dispatch to `provider`
-        starts again and the teams paused for it are idle. Returns those teams' ids.
+        """One action, after a person fixed the key or the balance: dispatch to the connection
+        `provider` (a preset's name, as `provider.paused` names it) starts again and the teams
+        paused for it are idle. Returns those teams' ids.
 
         Raises `ProviderNotPaused` (nothing changes, nothing is logged) when neither dispatch
         nor any team is paused for it; a request from another process (`request_seq`, see
@@ -307,7 +308,8 @@ class Scheduler:
             raise ProviderNotPaused(f"provider {provider!r} is not paused in run {self.run_id}")
         answered = {"request_seq": request_seq} if request_seq is not None else {}
         await self.lab.events.append(
-            self.run_id, ProviderResumed(provider=provider, teams=teams, **answered)
+            self.run_id,
+            ProviderResumed(provider=provider, connection=provider, teams=teams, **answered),
         )
         for team_id in teams:
             await self.resume_team(team_id)
@@ -334,8 +336,8 @@ class Scheduler:
                 request = ProviderResumeRequested.model_validate(event.payload)
             except ValidationError:  # a malformed request asks for nothing
                 continue
-            if request.provider:
-                await self.resume_provider(request.provider, request_seq=event.seq)
+            if target := request.connection or request.provider:
+                await self.resume_provider(target, request_seq=event.seq)
         # a page holds READ_PAGE events: with more waiting, the rest come on the next pass
         full = len(requests) >= READ_PAGE
         self._requests_after = requests[-1].seq if full else upto
@@ -500,6 +502,7 @@ class Scheduler:
             return
         runtime.signals.pause_reason = None
         runtime.signals.failed_provider = None
+        runtime.signals.failed_connection = None
         cfg = {
             "configurable": {"thread_id": f"{self.run_id}:{team.id}"},
             "recursion_limit": self.config.recursion_limit,
@@ -543,15 +546,22 @@ class Scheduler:
             raise
         except Exception as exc:
             error = classify_error(exc)
-            # a member's call may have failed, on the member's own provider
+            # a member's call may have failed, on the member's own preset: the pause is that
+            # connection's (its URL and key), not every preset's of its provider type
             provider = runtime.signals.failed_provider or provider_key(runtime.preset)
+            connection = runtime.signals.failed_connection or runtime.preset.name
             if error.pauses_dispatch:
-                self.governance.limiter.pause(provider, error.message)
+                self.governance.limiter.pause(connection, error.message)
                 await self.lab.events.append(
                     self.run_id,
-                    ProviderPausedEvent(provider=provider, kind=error.kind, reason=error.message),
+                    ProviderPausedEvent(
+                        provider=provider,
+                        connection=connection,
+                        kind=error.kind,
+                        reason=error.message,
+                    ),
                 )
-                outcome, detail = "paused", f"{PAUSED_FOR % provider}: {error.message}"
+                outcome, detail = "paused", f"{PAUSED_FOR % connection}: {error.message}"
             else:
                 delay = self._record_failure(team.id)
                 detail = f"turn failed ({error.kind}): {error.message}; retry in {delay:g} s"

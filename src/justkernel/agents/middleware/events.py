@@ -102,6 +102,7 @@ class EventsMiddleware(AgentMiddleware):
             failed = ModelCallFailed.of(exc, seat.provider)
         if failed is not None:
             seat.signals.failed_provider = seat.provider
+            seat.signals.failed_connection = seat.preset.name
             error = classify_error(failed)
             await seat.ctx.emit(
                 ModelError(

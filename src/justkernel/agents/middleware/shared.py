@@ -43,6 +43,7 @@ class TeamSignals:
 
     pause_reason: str | None = None
     failed_provider: str | None = None  # the provider of the last failed model call
+    failed_connection: str | None = None  # its connection: the preset that made the call
 
 
 @dataclass
