@@ -11,11 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from justkernel.agents.summarization import context_limits
+from justkernel.agents.backend import WorkspaceBackend
+from justkernel.agents.summarization import HistoryBackend, context_limits
 from justkernel.app import LabRuntime
 from justkernel.governance.budget import BudgetCaps
+from justkernel.operators import load_operator
 from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.settings.models import ModelPreset
+from justkernel.teams.workspace import TeamWorkspace
 from tests.support.labs import scripted_preset
 from tests.support.openai_server import OpenAIServer, Reply, ToolCall, Usage
 
@@ -129,3 +132,21 @@ async def test_a_cap_only_the_summary_crosses_pauses_the_team(runtime: LabRuntim
     summary = next(p for p in model_events(events) if p["purpose"] == "summary")
     assert summary["usage"]["total"] == 30_100
     assert status == "paused"
+
+
+async def test_a_history_write_the_workspace_refuses_is_reported(tmp_path: Path) -> None:
+    workspace = TeamWorkspace.create(tmp_path / "teams" / "team-001", load_operator())
+    refused: list[tuple[str, str]] = []
+
+    async def report(path: str, error: str) -> None:
+        refused.append((path, error))
+
+    backend = HistoryBackend(WorkspaceBackend(workspace), report)
+    assert backend.artifacts_root == "/scratch"  # where Deep Agents puts its history files
+    assert not (await backend.awrite("/scratch/conversation_history/s.md", "# kept\n")).error
+    assert refused == []
+    # outside scratch/ and the editable folders (where Deep Agents wrote it by default)
+    result = await backend.awrite("/conversation_history/s.md", "# lost\n")
+    assert result.error and refused == [("/conversation_history/s.md", result.error)]
+    edited = await backend.aedit("/spec.md", "a", "b")
+    assert edited.error and refused[-1] == ("/spec.md", edited.error)
