@@ -25,6 +25,7 @@ from tests.support.openai_server import OpenAIServer, Reply, ToolCall
 KEY_A = f"sk-conn-a-{secrets.token_hex(8)}"
 KEY_B = f"sk-conn-b-{secrets.token_hex(8)}"
 WRONG = f"sk-wrong-{secrets.token_hex(8)}"
+CPU = {"toolchain": "cpu"}  # the C port: no one-time toolchain build in a CLI run
 
 
 def _preset(runtime: LabRuntime, settings: Settings, name: str, base_url: str, key: str) -> None:
@@ -107,9 +108,13 @@ async def test_a_paused_connection_is_resumed_from_the_cli_with_no_scheduler_run
 ) -> None:
     async with OpenAIServer(lambda body: Reply(text="[done]"), api_key=KEY_A) as server:
         _preset(runtime, lab_settings, "conn_cli", server.base_url, WRONG)
-        run = await runtime.lab.runs.create("bad key, fixed from the CLI")
+        run = await runtime.lab.runs.create("bad key, fixed from the CLI", meta=CPU)
         team = await runtime.scheduler(run.id, SchedulerConfig()).add_team("conn_cli")
-        await runtime.scheduler(run.id, SchedulerConfig()).run(seconds=60)
+        # `justkernel run` ends with its only team paused: it says why and how, and fails
+        args = ("run", "--resume", run.id, "--no-judger", "--minutes", "1")
+        code, said = await _cli(lab_settings, *args)
+        assert code == 1, said
+        assert f"justkernel resume-provider {run.id} conn_cli" in said, said
         assert (await runtime.lab.teams.get(run.id, team.id)).status == "paused"
 
         # the key is still wrong: the connection test refuses the resume, nothing changes

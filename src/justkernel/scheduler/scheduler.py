@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +66,8 @@ from justkernel.governance.watchdog import Watchdog, WatchdogLimits
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
 from justkernel.scheduler.handoff import CandidateHandoff
+from justkernel.scheduler.wake import SHOWN as WAKE_SHOWN
+from justkernel.scheduler.wake import wake_prompt
 from justkernel.settings.models import ModelPreset
 from justkernel.store.teams import Team
 from justkernel.teams.proposed_cases import ProposedCases
@@ -155,6 +158,7 @@ class Scheduler:
         self._not_before: dict[str, float] = {}  # backoff after a failed turn
         self._running: dict[str, asyncio.Task[None]] = {}
         self._requests_after: int | None = None  # resume requests up to this seq are answered
+        self._shown: dict[str, list[str]] = {}  # board messages a turn's prompt named, per team
         self.stopped_reason: str | None = None
 
     # -- teams -----------------------------------------------------------------------------
@@ -356,6 +360,14 @@ class Scheduler:
                 return 0
             before = page[-1].seq
 
+    async def _ack_shown(self, team_id: str) -> None:
+        """The news a turn's prompt named is seen once the turn has run (the model had it):
+        acked, so it neither stays pending nor wakes the team again."""
+        shown = self._shown.pop(team_id, None)
+        if shown:
+            call_id = f"wake-{secrets.token_hex(6)}"
+            await self.board.ack_shown(self.run_id, team_id, call_id, shown)
+
     async def interrupt_turn(self, team_id: str) -> bool:
         """Cancel the team's turn in progress, if any, and wait until it has unwound (a team
         removed mid-turn must not have its turn's end set its status again). True when a
@@ -516,7 +528,13 @@ class Scheduler:
             how = "resumed"
         else:
             first = not snapshot.values.get("messages")
-            prompt = FIRST_PROMPT if first else CONTINUE_PROMPT
+            # news on the board: the prompt names it, and it is acked when the turn ends
+            news = [] if first else await self.board.news(self.run_id, team.id)
+            if news:
+                self._shown[team.id] = [m.id for m in news[:WAKE_SHOWN]]
+                prompt = wake_prompt(news)
+            else:
+                prompt = FIRST_PROMPT if first else CONTINUE_PROMPT
             turn_input = {"messages": [HumanMessage(content=prompt)]}
             how = "started"
         await self.registry.set_status(self.run_id, team.id, "running", None)
@@ -527,6 +545,7 @@ class Scheduler:
                 # each step is on disk before the next starts: a lab killed in a tool call
                 # resumes at that very call ("async" could lose the steps before it)
                 result = await runtime.agent.ainvoke(turn_input, cfg, durability="sync")
+            await self._ack_shown(team.id)
             if runtime.signals.pause_reason:
                 outcome, detail = "paused", runtime.signals.pause_reason
             elif _said_done(result):
