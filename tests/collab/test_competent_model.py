@@ -18,7 +18,6 @@ import pytest
 
 from justkernel.app import LabRuntime, RunSession, TeamPlan, open_runtime
 from justkernel.core.receipts import Receipt
-from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
 from justkernel.judge.eval import toolchain_cache_dir
 from justkernel.judge.paths import JudgeFolder
 from justkernel.judger.settings import JudgerSettings
@@ -26,7 +25,7 @@ from justkernel.paths import resources_dir
 from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.settings.config import Settings
 from tests.support.competent_model import DONE, CompetentModel
-from tests.support.judge import judge_in_thread, judge_token, new_judge_dir, work_root
+from tests.support.judge import judge_in_thread, new_judge_dir, work_root
 from tests.support.labs import open_folder, scripted_preset
 from tests.support.openai_server import OpenAIServer
 
@@ -77,13 +76,23 @@ async def test_a_competent_model_improves_the_kernel_and_reads_its_official_resu
     monkeypatch: pytest.MonkeyPatch, shared_lab_dir: Path, tmp_path: Path
 ) -> None:
     monkeypatch.delenv("JUSTKERNEL_TOOLCHAIN")  # the lab's default target of the day
-    settings = Settings(data_dir=shared_lab_dir / "data", config_dir=tmp_path / "config")
     overlay = resources_dir() / "playbook" / "confusion_mul_grad" / "ascendc" / "steps" / STEP
     model = CompetentModel(overlay, MARKER)
     judge_dir = new_judge_dir(open_folder("jk-competent-"))
-    async with open_runtime(settings, slots=2) as runtime:
-        runtime.lab.secrets.set("scripted_key", KEY)
-        async with OpenAIServer(model, api_key=KEY, check_tool_history=True) as server:
+    with judge_in_thread(judge_dir) as judge_url:
+        # the lab reaches it as it reaches a local judge already serving (JUSTKERNEL_JUDGE_URL)
+        settings = Settings(
+            data_dir=shared_lab_dir / "data",
+            config_dir=tmp_path / "config",
+            judge="local",
+            judge_dir=judge_dir,
+            judge_url=judge_url,
+        )
+        async with (
+            open_runtime(settings, slots=2) as runtime,
+            OpenAIServer(model, api_key=KEY, check_tool_history=True) as server,
+        ):
+            runtime.lab.secrets.set("scripted_key", KEY)
             runtime.presets["scripted"] = scripted_preset(server.base_url)
             session = await RunSession.start(
                 runtime,
@@ -95,79 +104,80 @@ async def test_a_competent_model_improves_the_kernel_and_reads_its_official_resu
             assert session.run.meta["toolchain"] == "ascendc-cpu"
             await session.prepare()  # the one-time build, then the judge shares it
             seed_judge(runtime, judge_dir)
-            with judger_settings(runtime), judge_in_thread(judge_dir) as url:
-                token = judge_token(judge_dir)
-                config = JudgeClientConfig(base_url=url, token=token, backend="local")
-                async with HttpJudgeClient(config) as c:
-                    session.judger = runtime.judger(session.scheduler, c)
-                    reason = await session.drive(RUN_SECONDS, summarise_stop=True)
-        run_id = session.run_id
-        assert server.handler_errors == [], server.handler_errors
-        assert reason == "no team has work left", reason
-        [team] = await runtime.lab.teams.list(run_id)
-        assert team.status == "done", (team.status, team.status_reason)
+            with judger_settings(runtime):
+                assert await session.open_judger(judge_required=True) is not None
+                reason = await session.drive(RUN_SECONDS, summarise_stop=True)
+            await _walked(runtime, session.run_id, reason, model, server)
 
-        # the model measured the baseline, then an improvement with every local case passing
-        baseline, improved = await runtime.lab.experiments.list(run_id)
-        assert baseline.status == improved.status == "measured"
-        assert baseline.cycles_sum is not None and improved.cycles_sum is not None
-        assert improved.cycles_sum < baseline.cycles_sum / 10, (improved, baseline)
-        receipts = settings.resolved_data_dir / "receipts"
-        receipt = Receipt.model_validate_json(
-            (receipts / f"{improved.receipt_key}.json").read_text()
-        )
-        assert receipt.executor.toolchain_id == "ascendc-cpu"
-        assert len(receipt.cases) == 15 and all(c.passed for c in receipt.cases)
-        assert receipt.total_est_cycles == improved.cycles_sum
-        assert improved.plan["case_ids"] == model.probe_cases  # the plan named its probe
 
-        # it reacted to what the tools answered: a compile error fixed, then a clean build
-        assert model.seen.compile_errors and "DataCopyy" in model.seen.compile_errors[0]
-        results = await _events(runtime, run_id, "tool.result")
-        compiles = [json.loads(r["content"]) for r in results if r["name"] == "compile_kernel"]
-        assert [c["ok"] for c in compiles] == [False, True], compiles
-        probes = [r for r in results if r["name"] == "simulate_kernel" and "probe" in r["content"]]
-        assert probes and json.loads(probes[0]["content"])["status"] == "probe_passed"
-        read = [r for r in results if r["name"] == "read_simulation_results"]
-        assert read and str(improved.cycles_sum) in read[-1]["content"]  # it read the cycles
+async def _walked(
+    runtime: LabRuntime, run_id: str, reason: str, model: CompetentModel, server: OpenAIServer
+) -> None:
+    """What the walk must have left in the lab's records and the model's view."""
+    assert server.handler_errors == [], server.handler_errors
+    assert reason == "no team has work left", reason
+    [team] = await runtime.lab.teams.list(run_id)
+    assert team.status == "done", (team.status, team.status_reason)
 
-        # no call refused (a failed build is an answer, not a tool error), nothing stalled
-        refused = [r for r in results if r["error"] and r["name"] != "compile_kernel"]
-        assert refused == [], refused
-        for kind in ("model.error", "watchdog.nudge", "team.paused"):
-            assert await _events(runtime, run_id, kind) == [], kind
+    # the model measured the baseline, then an improvement with every local case passing
+    baseline, improved = await runtime.lab.experiments.list(run_id)
+    assert baseline.status == improved.status == "measured"
+    assert baseline.cycles_sum is not None and improved.cycles_sum is not None
+    assert improved.cycles_sum < baseline.cycles_sum / 10, (improved, baseline)
+    receipts = runtime.lab.settings.resolved_data_dir / "receipts"
+    receipt = Receipt.model_validate_json((receipts / f"{improved.receipt_key}.json").read_text())
+    assert receipt.executor.toolchain_id == "ascendc-cpu"
+    assert len(receipt.cases) == 15 and all(c.passed for c in receipt.cases)
+    assert receipt.total_est_cycles == improved.cycles_sum
+    assert improved.plan["case_ids"] == model.probe_cases  # the plan named its probe
 
-        # frozen, reviewed, submitted to the local judge, its official result on every point
-        (frozen,) = [
-            f
-            for f in await _events(runtime, run_id, "candidate.frozen")
-            if f["receipt_key"] == improved.receipt_key
-        ]
-        candidate = frozen["candidate_id"]
-        reviews = await _events(runtime, run_id, "judger.review")
-        assert any(r["candidate_id"] == candidate and r["verdict"] == "accepted" for r in reviews)
-        # (the untouched template the model measured first may be submitted too, as the Judger
-        # does today; nothing here depends on it)
-        submitted = await _events(runtime, run_id, "judger.submission")
-        assert [s["backend"] for s in submitted if s["candidate_id"] == candidate] == ["local"]
-        (official,) = [
-            r
-            for r in await _events(runtime, run_id, "official.result")
-            if r["candidate_id"] == candidate
-        ]
-        assert official["status"] == "official_pass" and len(official["points"]) == 15
-        assert all(p["passed"] for p in official["points"])
+    # it reacted to what the tools answered: a compile error fixed, then a clean build
+    assert model.seen.compile_errors and "DataCopyy" in model.seen.compile_errors[0]
+    results = await _events(runtime, run_id, "tool.result")
+    compiles = [json.loads(r["content"]) for r in results if r["name"] == "compile_kernel"]
+    assert [c["ok"] for c in compiles] == [False, True], compiles
+    probes = [r for r in results if r["name"] == "simulate_kernel" and "probe" in r["content"]]
+    assert probes and json.loads(probes[0]["content"])["status"] == "probe_passed"
+    read = [r for r in results if r["name"] == "read_simulation_results"]
+    assert read and str(improved.cycles_sum) in read[-1]["content"]  # it read the cycles
 
-        # the result reached the team's inbox and the model read it there
-        inbox = [r["content"] for r in results if r["name"] == "read_inbox"]
-        assert any(candidate in x and '"points"' in x for x in inbox), inbox
-        responses = await _events(runtime, run_id, "model.response")
-        assert responses[-1]["text"].rstrip().endswith(DONE), responses[-1]
-        assert candidate in responses[-1]["text"] and "15/15" in responses[-1]["text"]
+    # no call refused (a failed build is an answer, not a tool error), nothing stalled
+    refused = [r for r in results if r["error"] and r["name"] != "compile_kernel"]
+    assert refused == [], refused
+    for kind in ("model.error", "watchdog.nudge", "team.paused"):
+        assert await _events(runtime, run_id, kind) == [], kind
 
-        # every call's usage, as the provider reported it, is in the log
-        assert len(responses) == len(server.chat_bodies)
-        for response in responses:
-            usage = response["usage"]
-            assert usage is not None and usage["output_tokens"] == 60 and usage["input_tokens"]
-            assert response["model"] == "scripted-model" and response["usage_estimated"] is False
+    # frozen, reviewed, submitted to the local judge, its official result on every point
+    (frozen,) = [
+        f
+        for f in await _events(runtime, run_id, "candidate.frozen")
+        if f["receipt_key"] == improved.receipt_key
+    ]
+    candidate = frozen["candidate_id"]
+    reviews = await _events(runtime, run_id, "judger.review")
+    assert any(r["candidate_id"] == candidate and r["verdict"] == "accepted" for r in reviews)
+    # (the untouched template the model measured first may be submitted too, as the Judger
+    # does today; nothing here depends on it)
+    submitted = await _events(runtime, run_id, "judger.submission")
+    assert [s["backend"] for s in submitted if s["candidate_id"] == candidate] == ["local"]
+    (official,) = [
+        r
+        for r in await _events(runtime, run_id, "official.result")
+        if r["candidate_id"] == candidate
+    ]
+    assert official["status"] == "official_pass" and len(official["points"]) == 15
+    assert all(p["passed"] for p in official["points"])
+
+    # the result reached the team's inbox and the model read it there
+    inbox = [r["content"] for r in results if r["name"] == "read_inbox"]
+    assert any(candidate in x and '"points"' in x for x in inbox), inbox
+    responses = await _events(runtime, run_id, "model.response")
+    assert responses[-1]["text"].rstrip().endswith(DONE), responses[-1]
+    assert candidate in responses[-1]["text"] and "15/15" in responses[-1]["text"]
+
+    # every call's usage, as the provider reported it, is in the log
+    assert len(responses) == len(server.chat_bodies)
+    for response in responses:
+        usage = response["usage"]
+        assert usage is not None and usage["output_tokens"] == 60 and usage["input_tokens"]
+        assert response["model"] == "scripted-model" and response["usage_estimated"] is False
