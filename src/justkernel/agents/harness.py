@@ -31,6 +31,7 @@ from deepagents import (
     create_deep_agent,
     register_harness_profile,
 )
+from deepagents.middleware.skills import SkillsMiddleware
 from langchain.agents.middleware import AgentMiddleware, TodoListMiddleware
 from langchain_core.language_models import BaseChatModel
 
@@ -41,10 +42,10 @@ from justkernel.agents.middleware.events import EventsMiddleware, SourceTracker
 from justkernel.agents.middleware.inbox import InboxAcksMiddleware
 from justkernel.agents.middleware.shared import Governance, Seat, TeamSignals
 from justkernel.agents.middleware.slots import ModelCallSlotsMiddleware
-from justkernel.agents.middleware.tool_calls import ToolCallsMiddleware
+from justkernel.agents.middleware.tool_calls import EXCLUDED_TOOLS, ToolCallsMiddleware
 from justkernel.agents.middleware.watchdog import WatchdogMiddleware
 from justkernel.agents.offline import OFFLINE_PROVIDER, OfflinePlaybookModel
-from justkernel.agents.prompts import FIXED_FILES, SYSTEM_PROMPT
+from justkernel.agents.prompts import FIXED_FILES, SKILLS_PROMPT, RunBrief, system_prompt
 from justkernel.agents.providers import build_chat_model
 from justkernel.agents.skills import is_ascendc_project, skill_sources
 from justkernel.agents.summarization import summarization_middleware
@@ -156,7 +157,7 @@ def member_presets(
 def register_profiles() -> None:
     """Trim the harness for our providers: no shell tool, no general-purpose subagent."""
     common = {
-        "excluded_tools": frozenset({"execute"}),
+        "excluded_tools": EXCLUDED_TOOLS,
         "general_purpose_subagent": GeneralPurposeSubagentProfile(enabled=False),
     }
     for provider in ("openai", "deepseek", "qwen"):
@@ -198,7 +199,7 @@ def team_middleware(
         WatchdogMiddleware(seat, governance),
         BudgetMiddleware(seat, governance),
         EventsMiddleware(seat, source),
-        ToolCallsMiddleware(seat),
+        ToolCallsMiddleware(seat, board.board if board is not None else None),
         ModelCallSlotsMiddleware(seat, governance),
     ]
     return stack
@@ -238,11 +239,13 @@ def build_team_agent(
     members: bool = False,
     member_models: Mapping[str, PresetModel] | None = None,
     board: BoardAccess | None = None,
+    brief: RunBrief | None = None,
 ) -> tuple[Any, TeamSignals]:
     """The compiled agent of one team and its signals (the scheduler reads why a turn paused,
     and which provider failed).
 
     The team has members when `members` is set or `member_models` chooses a model for one.
+    `brief` is what the system prompt says of the run (its end, its Judger, its caps).
     """
     register_profiles()
     signals = TeamSignals()
@@ -261,17 +264,22 @@ def build_team_agent(
     team = PresetModel(preset, model)
     subagents = _member_specs(seat, team, chosen, middleware) if members or chosen else None
     tools = build_tools(ctx) + (build_board_tools(ctx, board) if board is not None else [])
+    sources = skill_sources(ctx.workspace.operator)
+    # in place of Deep Agents' own (same name): the lab's words for the skills, not its
+    # generic ones (web research, helper scripts)
+    skills = SkillsMiddleware(backend=backend, sources=sources, system_prompt=SKILLS_PROMPT)
     agent = create_deep_agent(
         model=model,
         tools=tools,
-        system_prompt=SYSTEM_PROMPT.format(
-            team_name=team_name,
-            operator=ctx.workspace.operator.operator.display_name,
-            fixed=FIXED_FILES["ascendc" if is_ascendc_project(ctx.workspace.operator) else "cpu"],
+        system_prompt=system_prompt(
+            team_name,
+            ctx.workspace.operator.operator.display_name,
+            FIXED_FILES["ascendc" if is_ascendc_project(ctx.workspace.operator) else "cpu"],
+            brief or RunBrief(),
         ),
-        middleware=[TodoListMiddleware(), *middleware(seat, model)],
+        middleware=[TodoListMiddleware(), skills, *middleware(seat, model)],
         subagents=subagents,
-        skills=skill_sources(ctx.workspace.operator),
+        skills=[path for path, _label in sources],  # the middleware is ours (`skills`)
         permissions=[
             FilesystemPermission(
                 operations=["write"], paths=forbidden_writes(ctx.workspace.operator), mode="deny"
