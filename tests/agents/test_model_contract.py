@@ -23,6 +23,15 @@ from tests.support.openai_server import OpenAIServer, Reply, ToolCall
 
 KEY = "sk-model-contract-key-0033"
 PEERS = {"send_message", "read_public_candidates", "fetch_candidate_source", "record_experience"}
+LAB_TOOLS = {
+    "record_experiment_plan",
+    "compile_kernel",
+    "simulate_kernel",
+    "read_simulation_results",
+    "list_local_cases",
+    "propose_local_cases",
+    "read_inbox",
+}
 LONG_LINE = "x" * 200_000
 
 
@@ -39,6 +48,14 @@ def _steps(body: dict[str, Any]) -> Reply:
     if done < len(steps):
         return Reply(tool_calls=[steps[done]])
     return Reply(text="Nothing better to try. [done]")
+
+
+def _described(offered: dict[str, Any], names: set[str]) -> None:
+    """Every argument of these tools has a description."""
+    assert names <= set(offered)
+    for name in names:
+        props = offered[name]["parameters"].get("properties", {})
+        assert all(p.get("description") for p in props.values()), name
 
 
 def _system(body: dict[str, Any]) -> str:
@@ -77,9 +94,7 @@ async def test_a_lone_team_sees_the_loop_its_budget_and_only_tools_it_can_use(
     offered = {t["function"]["name"]: t["function"] for t in first["tools"]}
     assert "read_inbox" in offered and not PEERS & set(offered)
     assert "execute" not in json.dumps([first["tools"], system])
-    for name in ("record_experiment_plan", "simulate_kernel"):
-        props = offered[name]["parameters"]["properties"]
-        assert all(p.get("description") for p in props.values()), name
+    _described(offered, LAB_TOOLS)
     local = [c.id for c in local_cases()]
     plan_ids = offered["record_experiment_plan"]["parameters"]["properties"]["case_ids"]
     assert plan_ids["items"]["enum"] == local
@@ -110,7 +125,7 @@ async def test_a_team_with_company_is_offered_the_board_tools(runtime: LabRuntim
         bodies = srv.chat_bodies
     assert len(bodies) == 2
     for body in bodies:
-        assert {t["function"]["name"] for t in body["tools"]} >= PEERS
+        _described({t["function"]["name"]: t["function"] for t in body["tools"]}, PEERS)
         system = _system(body)
         assert "has no Judger" in system and "no fixed end" not in system
 
