@@ -40,7 +40,7 @@ def _steps(body: dict[str, Any]) -> Reply:
         ToolCall("read_file", {"file_path": "/spec.md"}),
         ToolCall("compile_kernel", {}),
         ToolCall("execute", {"command": "ls"}),
-        ToolCall("send_message", {"to": "all", "text": "hello"}),
+        ToolCall("read_flie", {"file_path": "/spec.md"}),
         ToolCall("write_file", {"file_path": "/scratch/long.txt", "content": LONG_LINE}),
         ToolCall("read_file", {"file_path": "/scratch/long.txt"}),
     ]
@@ -100,12 +100,12 @@ async def test_a_lone_team_sees_the_loop_its_budget_and_only_tools_it_can_use(
     assert plan_ids["items"]["enum"] == local
     assert local[0] in json.dumps(offered["simulate_kernel"]["parameters"]["properties"])
 
-    spec, compiled, execute, peer, _written, long_read = _results(last)
+    spec, compiled, execute, misspelt, _written, long_read = _results(last)
     last_line = (scheduler.operator.spec_path.read_text().rstrip().splitlines())[-1]
     assert last_line in spec  # the whole spec in the first read
     compiled_answer = json.loads(compiled)
     assert compiled_answer["status"] == "compiled" and compiled_answer["smoke"] == "passed"
-    for refused in (execute, peer):
+    for refused in (execute, misspelt):
         assert "not one of your tools" in refused and "read_inbox" in refused
         assert "execute" not in refused.split("Your tools are")[1]
         assert "send_message" not in refused.split("Your tools are")[1]

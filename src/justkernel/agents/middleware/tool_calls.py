@@ -15,9 +15,11 @@ Offered tools. The model is offered only the tools it can use: never a tool the 
 excludes (`execute`: no shell here), and not the four tools that reach other teams while the
 team is the run's only one (no other team and no outside agent has joined; asked at every
 call, since teams and outside agents may join a running run). `read_inbox` stays: the Judger's
-official feedback arrives there. A call of a tool not offered is answered with the tools that
-are (LangChain's own answer would list the hidden ones too); a result of Deep Agents that
-suggests `execute` is rewritten to say what the model can do instead.
+official feedback arrives there. A call of a tool the agent lacks, or of one the harness
+excludes, is answered with the tools that are offered (LangChain's own answer would list
+`execute`); a hidden peer tool still runs when called (nobody to reach: harmless, and the
+offline playbook calls it anyway). A read_file result of Deep Agents that suggests `execute`
+is rewritten to say what the model can do instead.
 
 Malformed calls. Arguments that are not a JSON object reach LangChain as
 `AIMessage.invalid_tool_calls`: no tool runs, the turn simply ends, and the next turn gets
@@ -199,6 +201,7 @@ class ToolCallsMiddleware(AgentMiddleware):
         self.seat = seat
         self.board = board
         self._schemas: dict[str, str] = {}  # the argument schema of each tool last offered
+        self._registered: set[str] = set()  # every tool the agent has, offered or not
 
     async def _hidden(self) -> frozenset[str]:
         if self.board is None:
@@ -209,6 +212,7 @@ class ToolCallsMiddleware(AgentMiddleware):
 
     async def awrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
         hidden = await self._hidden()
+        self._registered = {n for t in request.tools if (n := _name(t))}
         offered = [t for t in request.tools if _name(t) not in hidden]
         if len(offered) != len(request.tools):
             request = request.override(tools=offered)
@@ -229,8 +233,11 @@ class ToolCallsMiddleware(AgentMiddleware):
         call = request.tool_call
         name = call["name"]
         # before this process's first model call (a turn resumed at a tool call) nothing
-        # was offered yet: the call stands
-        if self._schemas and name not in self._schemas:
+        # was offered yet: the call stands. A peer tool hidden from a lone team still runs
+        # when called (it is harmless: nobody to reach); a tool the agent lacks, or one the
+        # harness excludes, is refused naming the tools that are offered
+        unknown = name in EXCLUDED_TOOLS or name not in self._registered
+        if self._schemas and name not in self._schemas and unknown:
             known = ", ".join(sorted(self._schemas))
             return ToolMessage(
                 content=f"error: {name} is not one of your tools; nothing was run. Your "
