@@ -168,6 +168,11 @@ async def _walked(
     assert official["status"] == "official_pass" and len(official["points"]) == 15
     assert all(p["passed"] for p in official["points"])
 
+    # the model was told the loop (the Judger, the inbox), and why it was woken
+    assert "Judger" in model.seen.system[0] and "read_inbox" in model.seen.system[0]
+    woken = [p for p in model.seen.prompts if candidate in p]
+    assert woken and "read_inbox" in woken[0], model.seen.prompts
+
     # the result reached the team's inbox and the model read it there
     inbox = [r["content"] for r in results if r["name"] == "read_inbox"]
     assert any(candidate in x and '"points"' in x for x in inbox), inbox
