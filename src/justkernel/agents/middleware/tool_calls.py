@@ -9,7 +9,9 @@ before anything else sees them: an id the thread's state already holds (or that 
 the response) gets a suffix. Only the fresh response is rewritten, before it reaches the state,
 so an id that reached a checkpoint is never changed (a resumed turn re-runs its calls with the
 ids they had). The state's messages are read, not the request's: summarization shortens the
-request, not the history.
+request, not the history. A member (a subagent) starts a fresh thread at every `task`, so
+its history cannot say which ids its team already used (plans and events key on them across
+the team): every id of a member's response gets a random tag.
 
 Offered tools. The model is offered only the tools it can use: never a tool the harness
 excludes (`execute`: no shell here), and not the four tools that reach other teams while the
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from typing import Any
 
 from deepagents.middleware.filesystem import READ_FILE_TRUNCATION_MSG
@@ -128,23 +131,26 @@ def _is_object(text: str) -> bool:
         return False
 
 
-def _fresh(call_id: str, used: set[str], turn: int) -> str:
-    candidate, n = f"{call_id}_r{turn}", 1
+def _fresh(call_id: str, used: set[str], tag: str) -> str:
+    candidate, n = f"{call_id}_{tag}", 1
     while candidate in used:
         n += 1
-        candidate = f"{call_id}_r{turn}.{n}"
+        candidate = f"{call_id}_{tag}.{n}"
     return candidate
 
 
-def unique_call_ids(message: AIMessage, used: set[str], turn: int) -> AIMessage:
-    """`message` with every call id that is in `used` (or repeats in it) replaced, and the
-    replacements added to `used`; the message itself when nothing had to change."""
+def unique_call_ids(
+    message: AIMessage, used: set[str], tag: str, *, every: bool = False
+) -> AIMessage:
+    """`message` with every call id that is in `used` (or repeats in it; with `every`, every
+    id) replaced by one tagged `tag`, and the replacements added to `used`; the message itself
+    when nothing had to change."""
     renamed: dict[int, str] = {}
     calls = [*message.tool_calls, *message.invalid_tool_calls]
     for index, call in enumerate(calls):
         call_id = call["id"]
-        if call_id and call_id in used:
-            renamed[index] = _fresh(call_id, used, turn)
+        if call_id and (every or call_id in used):
+            renamed[index] = _fresh(call_id, used, tag)
             call_id = renamed[index]
         if call_id:
             used.add(call_id)
@@ -220,9 +226,13 @@ class ToolCallsMiddleware(AgentMiddleware):
         response = await handler(request)
         history = request.state.get("messages", [])
         used = used_ids(history)
-        turn = sum(1 for m in history if isinstance(m, AIMessage)) + 1
+        member = self.seat.member
+        if member is None:
+            tag, every = f"r{sum(1 for m in history if isinstance(m, AIMessage)) + 1}", False
+        else:  # a member's thread starts afresh at each task: its history cannot tell
+            tag, every = f"{member}{secrets.token_hex(3)}", True
         response.result = [
-            unique_call_ids(with_streamed_malformed(m), used, turn)
+            unique_call_ids(with_streamed_malformed(m), used, tag, every=every)
             if isinstance(m, AIMessage)
             else m
             for m in response.result
