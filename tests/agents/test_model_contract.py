@@ -142,6 +142,7 @@ def test_the_spec_reads_whole_and_other_files_page(target: str, tmp_path: Path) 
     assert spec.error is None and spec.end_line == spec.total_lines == len(lines) > 100
     skill = backend.read("/skills/engineering-workflow/SKILL.md", 0, 100)
     assert skill.end_line == skill.total_lines
+    assert backend.read("/spec.md", 0, 5).end_line == 5  # a limit the model chose stands
     (backend.workspace.root / "scratch" / "notes.md").write_text("line\n" * 150)
     notes = backend.read("/scratch/notes.md", 0, 100)
     assert notes.end_line == 100 and notes.total_lines == 150 and notes.next_offset == 100
