@@ -156,10 +156,10 @@ async def _walked(
     candidate = frozen["candidate_id"]
     reviews = await _events(runtime, run_id, "judger.review")
     assert any(r["candidate_id"] == candidate and r["verdict"] == "accepted" for r in reviews)
-    # (the untouched template the model measured first may be submitted too, as the Judger
-    # does today; nothing here depends on it)
+    # the untouched template the model measured first was frozen too, but the review keeps
+    # it from the judge: the one submission is the improvement
     submitted = await _events(runtime, run_id, "judger.submission")
-    assert [s["backend"] for s in submitted if s["candidate_id"] == candidate] == ["local"]
+    assert [(s["candidate_id"], s["backend"]) for s in submitted] == [(candidate, "local")]
     (official,) = [
         r
         for r in await _events(runtime, run_id, "official.result")
