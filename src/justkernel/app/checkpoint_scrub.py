@@ -21,7 +21,7 @@ from justkernel.settings.redaction import mask_bytes
 class ScrubbingSerializer(JsonPlusSerializer):
     """LangGraph's serializer whose writes hold no known secret value."""
 
-    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+    def dumps_typed(self, obj: object) -> tuple[str, bytes]:
         kind, data = super().dumps_typed(obj)
         return kind, mask_bytes(data)
 
