@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from justkernel.app import LabRuntime
 from justkernel.cli.main import app
+from justkernel.core.events.runs import DispatchStarted
 from justkernel.governance.budget import BudgetCaps
 from justkernel.scheduler.scheduler import ProviderNotPaused, SchedulerConfig
 from justkernel.settings.config import Settings
@@ -78,16 +79,16 @@ async def test_a_401_pauses_dispatch_for_the_provider_with_the_reason(
     for team in (team_a, team_b):
         stored = await scheduler.registry.get(run.id, team.id)
         assert stored.status == "paused"
-        assert "provider openai_compatible paused" in (stored.status_reason or "")
+        assert "provider scripted paused" in (stored.status_reason or "")  # the connection
     assert reason == "no team has work left"
     assert requests_made <= 2  # one failing call per team at most, then nothing is dispatched
     # resuming is one action: the teams are eligible again
-    resumed = await scheduler.resume_provider("openai_compatible")
+    resumed = await scheduler.resume_provider("scripted")
     assert sorted(resumed) == sorted([team_a.id, team_b.id])
     for team in (team_a, team_b):
         assert (await scheduler.registry.get(run.id, team.id)).status == "idle"
-    with pytest.raises(ProviderNotPaused, match="'openai_compatible' is not paused"):
-        await scheduler.resume_provider("openai_compatible")  # nothing is: nothing logged
+    with pytest.raises(ProviderNotPaused, match="'scripted' is not paused"):
+        await scheduler.resume_provider("scripted")  # nothing is: nothing logged
     assert [k for k, _, _ in await _kinds(runtime, run.id)].count("provider.resumed") == 1
 
 
@@ -109,16 +110,18 @@ async def test_the_cli_asks_and_the_runs_scheduler_resumes_the_provider_once(
         team = await scheduler.add_team("scripted")
         await scheduler.run(seconds=60)
     assert (await runtime.lab.teams.get(run.id, team.id)).status == "paused"
+    # as a lab killed while it dispatched leaves it: the run counts as driven
+    await runtime.lab.events.append(run.id, DispatchStarted(seconds=None))
 
     # the CLI is another process: it cannot reach the scheduler, so it logs a request
     refused = await asyncio.to_thread(_cli, lab_settings, "resume-provider", run.id, "deepseek")
     assert refused.exit_code == 2 and "'deepseek' is not paused" in refused.output
     asked = await asyncio.to_thread(
-        _cli, lab_settings, "resume-provider", run.id, "openai_compatible"
+        _cli, lab_settings, "resume-provider", run.id, "scripted", "--no-test"
     )
     assert asked.exit_code == 0, asked.output
     (request,) = await runtime.lab.events.read(run.id, kinds=["provider.resume_requested"])
-    assert request.payload == {"provider": "openai_compatible", "by": "cli"}
+    assert request.payload == {"provider": "scripted", "connection": "scripted", "by": "cli"}
     assert (await runtime.lab.teams.get(run.id, team.id)).status == "paused"  # not yet
 
     # the scheduler that drives the run next (a new one, as after a restart) answers it

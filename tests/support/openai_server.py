@@ -36,6 +36,19 @@ Checks, as the real APIs do (each answers 400 and does not consume the script)
       `tool_calls` must carry `reasoning_content`, equal to what this server returned with those
       calls, with DeepSeek's own error messages.
 
+Provider quirks (each off by default; `PROVIDER_QUIRKS[name]` switches on one provider's set,
+`OpenAIServer(handler, **PROVIDER_QUIRKS["qwen"])`); each answers 400 and consumes no script:
+    - DeepSeek (`string_content=True`): system, user and tool `content` must be a string, as its
+      API reference types it; an array of parts is refused the way its JSON decoder refuses it;
+    - Qwen thinking models (`stream_only=True`): a request without `"stream": true` is refused
+      ("This model only support stream mode", Model Studio: most thinking models answer only
+      streamed requests); `qwen_chunks=True` streams tool calls as DashScope does: the first
+      delta of a call carries its id and name, the following ones `"id": ""` and
+      `"name": ""` beside the argument piece, and every delta says `"content": null`;
+    - OpenAI (`reject_max_tokens=True`): `max_tokens` is refused as GPT-5-class models refuse
+      it ("Use 'max_completion_tokens' instead"); `stream_needs_verification=True`: a streamed
+      request is refused as OpenAI refuses it for an unverified organisation.
+
 Recording
     `server.requests` lists every request (`RecordedRequest`: index, method, path, headers with
     lower-case names and the Authorization value removed, `auth_ok` = whether the bearer key
@@ -71,6 +84,13 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 DEEPSEEK_DOCS = "https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
+STRING_CONTENT_ROLES = ("system", "user", "tool")
+# the quirks of the providers the lab ships presets for (see the module docstring)
+PROVIDER_QUIRKS: dict[str, dict[str, bool]] = {
+    "deepseek": {"string_content": True, "require_reasoning_passback": True},
+    "qwen": {"stream_only": True, "qwen_chunks": True},
+    "openai": {"reject_max_tokens": True, "stream_needs_verification": True},
+}
 
 
 @dataclass
@@ -175,6 +195,11 @@ class OpenAIServer:
         models: Iterable[str] = ("scripted-model",),
         check_tool_history: bool = True,
         require_reasoning_passback: bool = False,
+        string_content: bool = False,
+        stream_only: bool = False,
+        qwen_chunks: bool = False,
+        reject_max_tokens: bool = False,
+        stream_needs_verification: bool = False,
     ) -> None:
         self._handler: Handler | None = script if callable(script) else None
         self._script: list[Reply | Fail] = [] if callable(script) else list(script)
@@ -182,6 +207,11 @@ class OpenAIServer:
         self.models = list(models)
         self.check_tool_history = check_tool_history
         self.require_reasoning_passback = require_reasoning_passback
+        self.string_content = string_content
+        self.stream_only = stream_only
+        self.qwen_chunks = qwen_chunks
+        self.reject_max_tokens = reject_max_tokens
+        self.stream_needs_verification = stream_needs_verification
         self.requests: list[RecordedRequest] = []
         self.handler_errors: list[Exception] = []
         self._answered = 0  # chat requests that reached the script
@@ -304,11 +334,50 @@ class OpenAIServer:
             return Fail(
                 400, "The 'stream_options' parameter is only allowed when 'stream' is enabled."
             )
+        failure = self._quirk_failure(body, messages)
+        if failure is not None:
+            return failure
         if self.require_reasoning_passback:
             failure = self._reasoning_failure(messages)
             if failure is not None:
                 return failure
         return self._tool_history_failure(messages) if self.check_tool_history else None
+
+    def _quirk_failure(self, body: dict[str, Any], messages: list[dict[str, Any]]) -> Fail | None:
+        if self.string_content:
+            for i, message in enumerate(messages):
+                content = message.get("content")
+                if message.get("role") in STRING_CONTENT_ROLES and not isinstance(content, str):
+                    return Fail(
+                        400,
+                        "Failed to deserialize the JSON body into the target type: "
+                        f"messages[{i}]: invalid type: {type(content).__name__}, "
+                        "expected a string",
+                        code="invalid_request_error",
+                    )
+        if self.stream_only and not body.get("stream"):
+            return Fail(
+                400,
+                "This model only support stream mode, please enable the stream parameter to "
+                "access the model.",
+                code="invalid_parameter_error",
+            )
+        if self.reject_max_tokens and "max_tokens" in body:
+            return Fail(
+                400,
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead.",
+                code="unsupported_parameter",
+            )
+        if self.stream_needs_verification and body.get("stream"):
+            return Fail(
+                400,
+                "Your organization must be verified to stream this model. Please go to: "
+                "https://platform.openai.com/settings/organization/general and click on "
+                "Verify Organization.",
+                code="unsupported_value",
+            )
+        return None
 
     def _reasoning_failure(self, messages: list[dict[str, Any]]) -> Fail | None:
         for i, message in enumerate(messages):
@@ -427,7 +496,14 @@ class OpenAIServer:
                 }
             )
             for piece in _pieces(call["function"]["arguments"], reply.chunk_chars):
-                deltas.append({"tool_calls": [{"index": j, "function": {"arguments": piece}}]})
+                if self.qwen_chunks:
+                    part = {"name": "", "arguments": piece}
+                    follow = {"index": j, "id": "", "type": "function", "function": part}
+                else:
+                    follow = {"index": j, "function": {"arguments": piece}}
+                deltas.append({"tool_calls": [follow]})
+        if self.qwen_chunks:
+            deltas = [{"content": None, **d} for d in deltas]
         base = {"id": f"chatcmpl-{index}", "object": "chat.completion.chunk", "model": model}
         base["created"] = int(time.time())
         extra = {"usage": None} if include_usage else {}

@@ -67,7 +67,11 @@ def test_the_resume_button_route_resumes_a_paused_provider_once() -> None:
             assert team["status"] == "idle"
             events = api.get(f"/api/runs/{run_id}/events", params={"kind": "provider.resumed"})
             (event,) = events.json()["events"]
-            assert event["payload"] == {"provider": PROVIDER, "teams": [team_id]}
+            assert event["payload"] == {
+                "provider": PROVIDER,
+                "connection": PROVIDER,
+                "teams": [team_id],
+            }
 
             again = api.post(url)
             assert again.status_code == 409, again.text

@@ -135,10 +135,13 @@ class LabBoard:
         )
         return message, True
 
-    async def deliver(self, run_id: str, team_id: str, call_id: str) -> list[BoardMessage]:
-        """Messages for `team_id`: pending ones, plus those this same call delivered before
-        (a tool call re-run after a crash sees the same messages again)."""
-        messages = await self._rows.deliver(run_id, team_id, call_id)
+    async def deliver(
+        self, run_id: str, team_id: str, call_id: str, *, only: list[str] | None = None
+    ) -> list[BoardMessage]:
+        """Messages for `team_id`: pending ones (of the ids `only`, when given), plus those
+        this same call delivered before (a tool call re-run after a crash sees the same
+        messages again)."""
+        messages = await self._rows.deliver(run_id, team_id, call_id, only)
         if any(m.type == "feedback" for m in messages):
             crash_point("feedback.delivering")
         for message in messages:
@@ -189,6 +192,22 @@ class LabBoard:
             )
             await self._rows.release(run_id, team_id, row)
         return len(unseen)
+
+    async def news(self, run_id: str, team_id: str) -> list[BoardMessage]:
+        """What waits for `team_id`, oldest first, still pending (a woken turn's prompt names
+        it; `ack_shown` settles it)."""
+        return await self._rows.pending_messages(run_id, team_id)
+
+    async def ack_shown(
+        self, run_id: str, team_id: str, call_id: str, message_ids: list[str]
+    ) -> int:
+        """The messages a turn's prompt showed the team, delivered by that turn (`call_id`)
+        and acknowledged, unless a read of the team's got them first: news shown once never
+        stays pending, nor wakes the team again."""
+        if not message_ids:
+            return 0
+        await self.deliver(run_id, team_id, call_id, only=message_ids)
+        return await self.ack(run_id, team_id, [call_id])
 
     async def pending(self, run_id: str, team_id: str) -> int:
         """Messages waiting for `team_id` (not yet delivered)."""

@@ -69,6 +69,26 @@ class ProviderError:
         return self.kind in PAUSING_KINDS
 
 
+class ModelCallFailed(RuntimeError):
+    """A model call failed: the classified, scrubbed error, and nothing of the SDK's.
+
+    Raised in place of the provider SDK's exception (`from None`, and with no context kept),
+    because whatever leaves the agent is written to disk: LangGraph stores a failed node's
+    exception as the checkpoint's `__error__` write (its `repr`), and an SDK exception carries
+    the provider's response, which some providers fill with the key they were sent."""
+
+    def __init__(self, error: ProviderError, provider: str) -> None:
+        super().__init__(f"model call to {provider} failed ({error.kind}): {error.message}")
+        self.error = error
+        self.provider = provider
+
+    @classmethod
+    def of(cls, exc: BaseException, provider: str) -> ModelCallFailed:
+        """The scrubbed stand-in of `exc`. Raise it outside the `except` block that caught
+        `exc`, so that Python does not chain `exc` to it as its context."""
+        return cls(classify_error(exc), provider)
+
+
 def _chain(exc: BaseException) -> Iterator[BaseException]:
     """The exception and its causes: harness layers wrap the provider's exception."""
     seen: set[int] = set()
@@ -124,6 +144,8 @@ def _from_status_error(exc: openai.APIStatusError) -> ProviderError:
 def classify_error(exc: BaseException) -> ProviderError:
     """Sort an exception from a model call into the kinds the scheduler acts on."""
     for item in _chain(exc):
+        if isinstance(item, ModelCallFailed):
+            return item.error
         if isinstance(item, ProviderConfigError):
             return ProviderError("config", _detail(str(item)))
         if isinstance(item, openai.APIStatusError):

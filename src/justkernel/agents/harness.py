@@ -5,7 +5,8 @@ LangGraph's run context, see `agents.binding`).
 The agent gets the built-in file tools and the todo list (confined to the workspace by
 `WorkspaceBackend`), the lab tools (`build_tools`), the skills copied into the workspace (with
 the Ascend C versions on top for an Ascend C workspace: `agents.skills`), the team's
-middlewares (`team_middleware`: inbox acks, watchdog, budget, events, model-call slots) and a
+middlewares (`team_middleware`: inbox acks, watchdog, budget, events, tool-call ids and
+malformed calls, model-call slots) and a
 checkpointer keyed by the team's thread, so a restarted lab resumes every team where it was.
 
 A team may have members (analyst, developer, reviewer): Deep Agents subagents the team's model
@@ -49,11 +50,13 @@ from justkernel.agents.middleware.events import EventsMiddleware, SourceTracker
 from justkernel.agents.middleware.inbox import InboxAcksMiddleware
 from justkernel.agents.middleware.shared import Governance, Place, Seat, TeamSignals
 from justkernel.agents.middleware.slots import ModelCallSlotsMiddleware
+from justkernel.agents.middleware.tool_calls import ToolCallsMiddleware
 from justkernel.agents.middleware.watchdog import WatchdogMiddleware
 from justkernel.agents.offline import OFFLINE_PROVIDER, OfflinePlaybookModel
 from justkernel.agents.prompts import FIXED_FILES, SYSTEM_PROMPT
 from justkernel.agents.providers import build_chat_model
 from justkernel.agents.skills import is_ascendc_project, skill_sources
+from justkernel.agents.summarization import summarization_middleware
 from justkernel.agents.tools import TeamContext, build_tools
 from justkernel.core.targets import playbook_target
 from justkernel.operators import OperatorDefinition
@@ -195,7 +198,10 @@ def team_middleware(
        slot), and a reservation covers the wait for a slot;
     4. the events, outside the slots: `seconds` counts the wait for a slot, and a provider
        paused behind the slot is recorded as the call's error;
-    5. the model-call slot, innermost: held only while the model runs.
+    5. the tool calls, inside the events: a response's ids are made unique in the thread
+       before the events (or anything else) see them, so the ids recorded are the ids the
+       tools run with; its `after_model` answers malformed calls;
+    6. the model-call slot, innermost: held only while the model runs.
 
     In a shared graph `seat` is a `Place` and `source` None: each call finds its team in the
     run context, and `build_team_agent` puts `TeamBindingMiddleware` outside them all.
@@ -207,6 +213,7 @@ def team_middleware(
         WatchdogMiddleware(seat, governance),
         BudgetMiddleware(seat, governance),
         EventsMiddleware(seat, source),
+        ToolCallsMiddleware(seat),
         ModelCallSlotsMiddleware(seat, governance),
     ]
     return stack
@@ -214,26 +221,25 @@ def team_middleware(
 
 def _member_specs(
     place: Place,
-    team_preset: ModelPreset,
+    team: PresetModel,
     chosen: Mapping[str, PresetModel],
-    middleware: Callable[[Place], list[AgentMiddleware]],
+    middleware: Callable[[Place, BaseChatModel], list[AgentMiddleware]],
 ) -> list[dict[str, Any]]:
     """One subagent spec per member: its own model when one was chosen (else Deep Agents gives
-    it the team's) and its own middlewares, on the preset that actually serves it. The call's
-    team is bound by the member's `TeamBindingMiddleware` (its model: `TeamCall.model_for`)."""
+    it the team's) and its own middlewares, on the preset and model that actually serve it.
+    The call's team is bound by the member's `TeamBindingMiddleware` (its model:
+    `TeamCall.model_for`)."""
     for role in chosen:
         _check_role(role)
     specs: list[dict[str, Any]] = []
     for member in MEMBERS:
         role = member["name"]
+        serving = chosen.get(role) or team
+        for_place = place.for_member(role, serving.preset, provider_key(serving.preset))
         choice = chosen.get(role)
-        preset = choice.preset if choice is not None else team_preset
         spec: dict[str, Any] = {
             **member,
-            "middleware": [
-                TeamBindingMiddleware(role),
-                *middleware(place.for_member(role, preset, provider_key(preset))),
-            ],
+            "middleware": [TeamBindingMiddleware(role), *middleware(for_place, serving.model)],
         }
         if choice is not None:
             spec["model"] = choice.model
@@ -303,11 +309,26 @@ def _compile(
     member models are only the defaults: `TeamBindingMiddleware` routes every call to the
     bound team's)."""
     place = Place(preset, provider_key(preset))
+    backend = CallBackend()
 
-    def middleware(for_place: Place) -> list[AgentMiddleware]:
-        return team_middleware(for_place, governance, None, board)
+    def middleware(for_place: Place, for_model: BaseChatModel) -> list[AgentMiddleware]:
+        stack = team_middleware(for_place, governance, None, board)
+        if for_place.provider == OFFLINE_PROVIDER:  # the offline playbook is never summarised
+            return stack
+        # in place of Deep Agents' own: counted, sized to the model, history in scratch/; its
+        # summary call goes to the bound team's model like every other call
+        summaries = summarization_middleware(
+            for_place,
+            governance,
+            None,
+            for_model,
+            backend,
+            outer=[TeamBindingMiddleware(for_place.member)],
+        )
+        return [summaries, *stack]
 
-    subagents = _member_specs(place, preset, chosen, middleware) if members or chosen else None
+    team = PresetModel(preset, model)
+    subagents = _member_specs(place, team, chosen, middleware) if members or chosen else None
     call_ctx: TeamContext = CallContext(blobs=ctx.blobs)  # type: ignore[assignment]
     tools = build_tools(call_ctx) + (build_board_tools(call_ctx, board) if board else [])
     operator = ctx.workspace.operator
@@ -319,7 +340,7 @@ def _compile(
             operator=operator.operator.display_name,
             fixed=FIXED_FILES["ascendc" if is_ascendc_project(operator) else "cpu"],
         ),
-        middleware=[TeamBindingMiddleware(), TodoListMiddleware(), *middleware(place)],
+        middleware=[TeamBindingMiddleware(), TodoListMiddleware(), *middleware(place, model)],
         subagents=subagents,
         skills=skill_sources(operator),
         permissions=[
@@ -327,7 +348,7 @@ def _compile(
                 operations=["write"], paths=forbidden_writes(operator), mode="deny"
             )
         ],
-        backend=CallBackend(),
+        backend=backend,
         context_schema=TeamCall,
         checkpointer=checkpointer,
         name="team",

@@ -1,8 +1,10 @@
-"""The dashboard's "test connection": one tiny streamed request with the preset as configured.
+"""The dashboard's "test connection": one tiny request with the preset as configured.
 
-It streams, like the agent harness does, so a provider that rejects `stream_options` or the
-preset's reasoning effort or output limit fails here and not in the middle of a contest. No
-retries: the user wants the first answer, good or bad.
+It is one call the way the agent makes them (`ainvoke` on the same chat model: streamed or not
+as `providers.streams` says, with the same output limit and reasoning effort, flattened the
+same way), so a provider that rejects
+any of it fails here and not in the middle of a contest. No retries: the user wants the first
+answer, good or bad.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessageChunk, HumanMessage
+from langchain_core.messages import HumanMessage
 
 from justkernel.agents.errors import ProviderError, classify_error, describe
 from justkernel.agents.providers import build_chat_model
@@ -51,9 +53,8 @@ async def test_connection(
     started = time.perf_counter()
     try:
         model = build_chat_model(preset, secrets, max_retries=0, timeout=request_timeout)
-        merged: AIMessageChunk | None = None
-        async for chunk in model.astream([HumanMessage(PROBE_PROMPT)]):
-            merged = chunk if merged is None else merged + chunk
+        # `ainvoke`, as the agent calls the model: it streams when the preset streams
+        reply = await model.ainvoke([HumanMessage(PROBE_PROMPT)])
     except Exception as exc:
         error = classify_error(exc)
         latency = None if error.kind == "config" else _elapsed_ms(started)
@@ -61,10 +62,8 @@ async def test_connection(
             preset.name, False, describe(error, preset.name), latency_ms=latency, error=error
         )
     latency = _elapsed_ms(started)
-    if merged is None:
-        merged = AIMessageChunk(content="")
-    echoed = merged.response_metadata.get("model_name")
-    usage = usage_from_message(preset, merged)
+    echoed = reply.response_metadata.get("model_name")
+    usage = usage_from_message(preset, reply)
     note = "" if usage is not None else "; the provider reported no token usage"
     return ConnectionReport(
         preset.name,
@@ -72,7 +71,7 @@ async def test_connection(
         f"{preset.name}: {echoed or preset.model} answered in {latency:.0f} ms{note}",
         latency_ms=latency,
         model=echoed,
-        reply=merged.text[:_MAX_REPLY],
+        reply=reply.text[:_MAX_REPLY],
         usage=usage,
     )
 

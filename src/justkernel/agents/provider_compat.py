@@ -1,9 +1,15 @@
 """`ChatOpenAI` for every chat completions preset: OpenAI, DeepSeek, Qwen, any compatible API.
 
 It reports the preset's provider (`deepseek`, `qwen`, else `openai`) as its LangSmith provider,
-which is also the key Deep Agents looks up harness profiles by. Two gaps in langchain-openai
+which is also the key Deep Agents looks up harness profiles by. Three gaps in langchain-openai
 1.7.4 matter for DeepSeek, Qwen and other compatible APIs:
 
+- Deep Agents builds the system prompt as a list of text parts (each middleware appends one),
+  and ChatOpenAI sends such a list as an array of `{"type": "text"}` parts; DeepSeek takes
+  only a string for system and user content. A message whose content is text parts only is
+  sent as one string here (the parts joined as they are: Deep Agents puts the blank line that
+  separates them into the text), for every role but the assistant's; one with an image keeps
+  its parts;
 - it always sends the output limit as `max_completion_tokens`, which only OpenAI knows; the
   others read `max_tokens`, so the limit is renamed on the way out;
 - it drops the non-standard `reasoning_content` field of responses (plain and streamed), so the
@@ -22,6 +28,18 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 
 REASONING_KEY = "reasoning_content"
+FLATTENED_ROLES = frozenset({"system", "developer", "user", "tool"})
+
+
+def flatten_text_parts(messages: list[dict[str, Any]]) -> None:
+    """Each wire message of `FLATTENED_ROLES` whose content is a list of text parts only gets
+    the joined text as its content, in place."""
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") not in FLATTENED_ROLES or not isinstance(content, list):
+            continue
+        if all(isinstance(p, Mapping) and p.get("type") == "text" for p in content):
+            message["content"] = "".join(str(p.get("text") or "") for p in content)
 
 
 def _field(obj: Any, name: str) -> Any:
@@ -32,7 +50,8 @@ def _field(obj: Any, name: str) -> Any:
 
 
 class CompatChatOpenAI(ChatOpenAI):
-    """Chat completions with the limit under the provider's name and reasoning kept."""
+    """Chat completions with string content, the limit under the provider's name and
+    reasoning kept."""
 
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     # reported as `ls_provider`: Deep Agents picks harness profiles by it, LangSmith shows it
@@ -51,6 +70,7 @@ class CompatChatOpenAI(ChatOpenAI):
         **kwargs: Any,
     ) -> dict:
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        flatten_text_parts(payload.get("messages") or [])
         if self.max_tokens_param == "max_tokens" and "max_completion_tokens" in payload:
             payload["max_tokens"] = payload.pop("max_completion_tokens")
         return payload

@@ -2,9 +2,10 @@
 
 Everything that decides what goes on the wire is set here, explicitly, so nothing comes from the
 environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`) or from the model's name: chat completions
-always (ChatOpenAI switches names like `*-codex` to the Responses API), usage streamed always
-(ChatOpenAI leaves it off for a custom base URL), reasoning effort and output limit only when the
-preset sets them. The `offline` provider is built by the offline model module, not here.
+always (ChatOpenAI switches names like `*-codex` to the Responses API), streamed or not by
+provider (`streams`), usage reported in streams always (ChatOpenAI leaves it off for a custom
+base URL), reasoning effort and output limit only when the preset sets them. The `offline`
+provider is built by the offline model module, not here.
 """
 
 from __future__ import annotations
@@ -24,6 +25,19 @@ DEFAULT_TIMEOUT_S = 120.0
 # local servers (vLLM, llama.cpp, Ollama) accept any key; a placeholder keeps the SDK from
 # falling back to OPENAI_API_KEY and sending the user's OpenAI key to someone else's server
 _NO_KEY_PLACEHOLDER = "EMPTY"
+
+# Providers whose agent calls stream. Qwen's thinking models answer only streamed requests
+# ("most of these models only support streaming output", Alibaba Cloud Model Studio, Deep
+# thinking); DeepSeek and local servers take both, and a stream keeps a long reasoning answer
+# from idling into the read timeout. OpenAI is not streamed: an unverified organisation may call
+# GPT-5-class models but not stream them (400 "Your organization must be verified to stream
+# this model", param `stream`). The connection test sends the same shape (`provider_check`).
+STREAMED_PROVIDERS = frozenset({"qwen", "deepseek", "openai_compatible"})
+
+
+def streams(preset: ModelPreset) -> bool:
+    """Whether the preset's calls go out as server-sent event streams."""
+    return preset.provider in STREAMED_PROVIDERS
 
 
 def _base_url(preset: ModelPreset) -> str:
@@ -73,6 +87,7 @@ def build_chat_model(
         "base_url": _base_url(preset),
         "api_key": _api_key(preset, secrets),
         "use_responses_api": False,
+        "streaming": streams(preset),
         "stream_usage": True,
         "max_retries": max_retries,
         "timeout": timeout,

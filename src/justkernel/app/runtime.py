@@ -133,6 +133,8 @@ async def open_runtime(
     here."""
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+    from justkernel.app.checkpoint_scrub import scrub_checkpoints
+
     operator = load_operator()
     toolchains = Toolchains(settings.toolchains_dir)
     pool = build_pool(settings, toolchains, local_slots=slots)  # a bad hosts file fails here
@@ -146,6 +148,7 @@ async def open_runtime(
         presets = load_model_presets(settings.models_local_file)
         checkpoints = settings.resolved_data_dir / "checkpoints.db"
         async with AsyncSqliteSaver.from_conn_string(str(checkpoints)) as saver:
+            scrub_checkpoints(saver)  # defence in depth: no known secret is written to it
             board = board if board is not None else lab_board(lab)
             runtime = LabRuntime(
                 lab,

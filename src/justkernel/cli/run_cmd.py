@@ -21,6 +21,7 @@ from justkernel.settings.config import ConfigError, Settings
 Target = enum.Enum("Target", {t: t for t in TOOLCHAIN_IDS}, type=str)  # typer's choices
 
 if TYPE_CHECKING:  # the agent stack takes seconds to import: only `run` pays for it
+    from justkernel.lab import Lab
     from justkernel.scheduler.scheduler import SchedulerConfig
     from justkernel.scheduler.summary import RunFigures
 
@@ -144,6 +145,8 @@ async def _run(
         console.print(
             f"run [bold]{run_id}[/] — {teams} team(s), model {model}, target {session.toolchain}"
         )
+        if resume:
+            await _say_paused(runtime.lab, run_id)
         session.prepare(lambda line: console.print(line, highlight=False))
         judge = await session.open_judger(judge_required=True) if judger else None
         if judge is not None:
@@ -160,6 +163,47 @@ async def _run(
                     await asyncio.wait_for(asyncio.shield(dispatch), 1.0)
         reason = dispatch.result()
         console.print(figures_table(await session.figures(), f"{run_id}: {reason}"))
+        if stuck := await _all_paused(runtime.lab, run_id):
+            for line in stuck:
+                console.print(line, highlight=False, soft_wrap=True)
+            raise typer.Exit(1)
+
+
+async def _all_paused(lab: Lab, run_id: str) -> list[str]:
+    """When every team of the run is paused: why, and how to resume each (else nothing). A
+    run that ends so has not finished its work, so `run` says it and exits non-zero."""
+    from justkernel.app.provider_resume import paused_connections
+
+    teams = await lab.teams.list(run_id, include_exited=False)
+    if not teams or any(t.status != "paused" for t in teams):
+        return []
+    lines = [f"every team of run {run_id} is paused; nothing more will run until one resumes"]
+    connections = await paused_connections(lab, run_id)
+    for connection, waiting in connections.items():
+        lines.append(
+            f"  connection {connection} ({', '.join(waiting)}): fix its key or balance, then "
+            f"`justkernel resume-provider {run_id} {connection}` and `justkernel run --resume "
+            f"{run_id}`"
+        )
+    lines += [
+        f"  {t.display_name or t.id}: {t.status_reason or 'paused'}"
+        for t in teams
+        if not any(t.id in waiting for waiting in connections.values())
+    ]
+    return lines
+
+
+async def _say_paused(lab: Lab, run_id: str) -> None:
+    """A resumed run's teams that wait for a connection: they take no turn until it resumes."""
+    from justkernel.app.provider_resume import paused_connections
+
+    for connection, waiting in (await paused_connections(lab, run_id)).items():
+        console.print(
+            f"{', '.join(waiting)} paused for connection {connection}: they take no turn until "
+            f"`justkernel resume-provider {run_id} {connection}` (after fixing its key)",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -1,5 +1,11 @@
-"""Concurrency limits for model calls: a global cap and one per provider, and a per-provider
-pause switch for authentication or balance errors (resuming is one action)."""
+"""Concurrency limits for model calls: a global cap and one per provider type, and a pause
+switch per connection (a model preset: its own base URL and key) for authentication or
+balance errors (resuming is one action).
+
+Pauses are keyed by the connection, not the provider type: two presets of type
+`openai_compatible` on two servers with two keys fail and are fixed apart, so one bad key
+must not stop the other's teams. The concurrency caps (`per_provider`) stay per provider type,
+as documented."""
 
 from __future__ import annotations
 
@@ -10,9 +16,12 @@ from dataclasses import dataclass, field
 
 
 class ProviderPaused(RuntimeError):
-    def __init__(self, provider: str, reason: str) -> None:
-        super().__init__(f"provider {provider} is paused: {reason}")
-        self.provider = provider
+    """Dispatch to `connection` is paused. `provider` is the same name (older callers read it)."""
+
+    def __init__(self, connection: str, reason: str) -> None:
+        super().__init__(f"connection {connection} is paused: {reason}")
+        self.connection = connection
+        self.provider = connection
         self.reason = reason
 
 
@@ -20,7 +29,7 @@ class ProviderPaused(RuntimeError):
 class ModelCallLimiter:
     total: int = 4
     per_provider: dict[str, int] = field(default_factory=dict)
-    paused: dict[str, str] = field(default_factory=dict)
+    paused: dict[str, str] = field(default_factory=dict)  # connection -> reason
     in_flight: int = 0
     peak: int = 0
     _global: asyncio.Semaphore | None = None
@@ -36,13 +45,16 @@ class ModelCallLimiter:
         return self._global, self._providers[provider]
 
     @asynccontextmanager
-    async def slot(self, provider: str) -> AsyncIterator[None]:
-        if provider in self.paused:
-            raise ProviderPaused(provider, self.paused[provider])
+    async def slot(self, provider: str, connection: str | None = None) -> AsyncIterator[None]:
+        """A call slot under `provider`'s cap, refused while `connection` (default: the
+        provider's name) is paused."""
+        paused_key = connection or provider
+        if paused_key in self.paused:
+            raise ProviderPaused(paused_key, self.paused[paused_key])
         overall, mine = self._semaphores(provider)
         async with mine, overall:
-            if provider in self.paused:
-                raise ProviderPaused(provider, self.paused[provider])
+            if paused_key in self.paused:
+                raise ProviderPaused(paused_key, self.paused[paused_key])
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)
             try:
@@ -50,8 +62,8 @@ class ModelCallLimiter:
             finally:
                 self.in_flight -= 1
 
-    def pause(self, provider: str, reason: str) -> None:
-        self.paused[provider] = reason
+    def pause(self, connection: str, reason: str) -> None:
+        self.paused[connection] = reason
 
-    def resume(self, provider: str) -> bool:
-        return self.paused.pop(provider, None) is not None
+    def resume(self, connection: str) -> bool:
+        return self.paused.pop(connection, None) is not None

@@ -166,10 +166,13 @@ class RunState:
                 team.status = "idle"
 
     def _provider_paused(self, _event: Event, p: ProviderPaused) -> None:
-        self.paused_providers[str(p.provider or "?")] = str(p.reason or p.kind or "")
+        # keyed by the connection (a preset: what a person resumes); older runs paused a type
+        self.paused_providers[str(p.connection or p.provider or "?")] = str(
+            p.reason or p.kind or ""
+        )
 
     def _provider_resumed(self, _event: Event, p: ProviderResumed) -> None:
-        self.paused_providers.pop(str(p.provider or "?"), None)
+        self.paused_providers.pop(str(p.connection or p.provider or "?"), None)
 
     def _model_response(self, event: Event, p: ModelResponse) -> None:
         usage, estimated = p.usage, bool(p.usage_estimated)

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,6 +67,8 @@ from justkernel.governance.watchdog import Watchdog, WatchdogLimits
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
 from justkernel.scheduler.handoff import CandidateHandoff
+from justkernel.scheduler.wake import SHOWN as WAKE_SHOWN
+from justkernel.scheduler.wake import wake_prompt
 from justkernel.settings.models import ModelPreset
 from justkernel.store.teams import Team
 from justkernel.teams.proposed_cases import ProposedCases
@@ -157,6 +160,7 @@ class Scheduler:
         self._not_before: dict[str, float] = {}  # backoff after a failed turn
         self._running: dict[str, asyncio.Task[None]] = {}
         self._requests_after: int | None = None  # resume requests up to this seq are answered
+        self._shown: dict[str, list[str]] = {}  # board messages a turn's prompt named, per team
         self.stopped_reason: str | None = None
 
     # -- teams -----------------------------------------------------------------------------
@@ -294,8 +298,9 @@ class Scheduler:
         await self.lab.events.append(self.run_id, TeamResumed(), team=team_id)
 
     async def resume_provider(self, provider: str, *, request_seq: int | None = None) -> list[str]:
-        """One action, after a person fixed the key or the balance: dispatch to `provider`
-        starts again and the teams paused for it are idle. Returns those teams' ids.
+        """One action, after a person fixed the key or the balance: dispatch to the connection
+        `provider` (a preset's name, as `provider.paused` names it) starts again and the teams
+        paused for it are idle. Returns those teams' ids.
 
         Raises `ProviderNotPaused` (nothing changes, nothing is logged) when neither dispatch
         nor any team is paused for it; a request from another process (`request_seq`, see
@@ -310,7 +315,8 @@ class Scheduler:
             raise ProviderNotPaused(f"provider {provider!r} is not paused in run {self.run_id}")
         answered = {"request_seq": request_seq} if request_seq is not None else {}
         await self.lab.events.append(
-            self.run_id, ProviderResumed(provider=provider, teams=teams, **answered)
+            self.run_id,
+            ProviderResumed(provider=provider, connection=provider, teams=teams, **answered),
         )
         for team_id in teams:
             await self.resume_team(team_id)
@@ -337,8 +343,8 @@ class Scheduler:
                 request = ProviderResumeRequested.model_validate(event.payload)
             except ValidationError:  # a malformed request asks for nothing
                 continue
-            if request.provider:
-                await self.resume_provider(request.provider, request_seq=event.seq)
+            if target := request.connection or request.provider:
+                await self.resume_provider(target, request_seq=event.seq)
         # a page holds READ_PAGE events: with more waiting, the rest come on the next pass
         full = len(requests) >= READ_PAGE
         self._requests_after = requests[-1].seq if full else upto
@@ -356,6 +362,14 @@ class Scheduler:
             if len(page) < READ_PAGE:
                 return 0
             before = page[-1].seq
+
+    async def _ack_shown(self, team_id: str) -> None:
+        """The news a turn's prompt named is seen once the turn has run (the model had it):
+        acked, so it neither stays pending nor wakes the team again."""
+        shown = self._shown.pop(team_id, None)
+        if shown:
+            call_id = f"wake-{secrets.token_hex(6)}"
+            await self.board.ack_shown(self.run_id, team_id, call_id, shown)
 
     async def interrupt_turn(self, team_id: str) -> bool:
         """Cancel the team's turn in progress, if any, and wait until it has unwound (a team
@@ -503,6 +517,7 @@ class Scheduler:
             return
         runtime.signals.pause_reason = None
         runtime.signals.failed_provider = None
+        runtime.signals.failed_connection = None
         cfg = {
             "configurable": {"thread_id": f"{self.run_id}:{team.id}"},
             "recursion_limit": self.config.recursion_limit,
@@ -516,7 +531,13 @@ class Scheduler:
             how = "resumed"
         else:
             first = not snapshot.values.get("messages")
-            prompt = FIRST_PROMPT if first else CONTINUE_PROMPT
+            # news on the board: the prompt names it, and it is acked when the turn ends
+            news = [] if first else await self.board.news(self.run_id, team.id)
+            if news:
+                self._shown[team.id] = [m.id for m in news[:WAKE_SHOWN]]
+                prompt = wake_prompt(news)
+            else:
+                prompt = FIRST_PROMPT if first else CONTINUE_PROMPT
             turn_input = {"messages": [HumanMessage(content=prompt)]}
             how = "started"
         await self.registry.set_status(self.run_id, team.id, "running", None)
@@ -527,6 +548,7 @@ class Scheduler:
                 # each step is on disk before the next starts: a lab killed in a tool call
                 # resumes at that very call ("async" could lose the steps before it)
                 result = await runtime.agent.ainvoke(turn_input, cfg, durability="sync")
+            await self._ack_shown(team.id)
             if runtime.signals.pause_reason:
                 outcome, detail = "paused", runtime.signals.pause_reason
             elif _said_done(result):
@@ -546,15 +568,22 @@ class Scheduler:
             raise
         except Exception as exc:
             error = classify_error(exc)
-            # a member's call may have failed, on the member's own provider
+            # a member's call may have failed, on the member's own preset: the pause is that
+            # connection's (its URL and key), not every preset's of its provider type
             provider = runtime.signals.failed_provider or provider_key(runtime.preset)
+            connection = runtime.signals.failed_connection or runtime.preset.name
             if error.pauses_dispatch:
-                self.governance.limiter.pause(provider, error.message)
+                self.governance.limiter.pause(connection, error.message)
                 await self.lab.events.append(
                     self.run_id,
-                    ProviderPausedEvent(provider=provider, kind=error.kind, reason=error.message),
+                    ProviderPausedEvent(
+                        provider=provider,
+                        connection=connection,
+                        kind=error.kind,
+                        reason=error.message,
+                    ),
                 )
-                outcome, detail = "paused", f"{PAUSED_FOR % provider}: {error.message}"
+                outcome, detail = "paused", f"{PAUSED_FOR % connection}: {error.message}"
             else:
                 delay = self._record_failure(team.id)
                 detail = f"turn failed ({error.kind}): {error.message}; retry in {delay:g} s"

@@ -41,6 +41,9 @@ class ModelPreset(BaseModel):
     api_key_secret: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:-]{1,128}$")
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
     max_output_tokens: int | None = Field(default=None, gt=0)
+    # the model's context window in tokens (prompt + output); the harness summarises older
+    # history before a prompt outgrows it (`agents.summarization`); None: a default applies
+    context_window: int | None = Field(default=None, gt=0)
     input_price_per_mtok: float | None = Field(default=None, ge=0)
     output_price_per_mtok: float | None = Field(default=None, ge=0)
 

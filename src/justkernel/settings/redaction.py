@@ -56,6 +56,16 @@ def scrub_bytes(data: bytes) -> bytes:
     return data
 
 
+def mask_bytes(data: bytes) -> bytes:
+    """`data` with each known secret value's bytes replaced by as many `*`: the length stays,
+    so a length-prefixed encoding (a checkpoint's msgpack) stays valid."""
+    for value in _values():
+        raw = value.encode("utf-8")
+        if raw in data:
+            data = data.replace(raw, b"*" * len(raw))
+    return data
+
+
 class RedactingFilter(logging.Filter):
     """Renders the record's message once, scrubbed, so arguments cannot leak a secret."""
 

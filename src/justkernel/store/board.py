@@ -73,22 +73,26 @@ class BoardStore:
             ),
         )
 
-    async def deliver(self, run_id: str, team_id: str, call_id: str) -> list[BoardMessage]:
-        """Pending messages for the team, now delivered by `call_id`, plus those the same call
-        delivered before (a re-run call sees the same messages), oldest first."""
+    async def deliver(
+        self, run_id: str, team_id: str, call_id: str, only: list[str] | None = None
+    ) -> list[BoardMessage]:
+        """Pending messages for the team (of the ids `only`, when given), now delivered by
+        `call_id`, plus those the same call delivered before (a re-run call sees the same
+        messages), oldest first."""
+        query = (
+            select(board_messages, deliveries.c.status)
+            .join(deliveries, _JOINED)
+            .where(
+                deliveries.c.run_id == run_id,
+                deliveries.c.team_id == team_id,
+                _PENDING | (_DELIVERED & (deliveries.c.delivered_by == call_id)),
+            )
+            .order_by(board_messages.c.created_at)
+        )
+        if only is not None:
+            query = query.where(deliveries.c.message_id.in_(only))
         async with self._db.writer.begin() as conn:
-            rows = (
-                await conn.execute(
-                    select(board_messages, deliveries.c.status)
-                    .join(deliveries, _JOINED)
-                    .where(
-                        deliveries.c.run_id == run_id,
-                        deliveries.c.team_id == team_id,
-                        _PENDING | (_DELIVERED & (deliveries.c.delivered_by == call_id)),
-                    )
-                    .order_by(board_messages.c.created_at)
-                )
-            ).all()
+            rows = (await conn.execute(query)).all()
             fresh = [r.id for r in rows if r.status == "pending"]
             if fresh:
                 await conn.execute(
@@ -140,6 +144,16 @@ class BoardStore:
                 deliveries.c.delivered_by == delivery.delivered_by,
             )
             .values(status="pending", delivered_by=None, delivered_at=None)
+        )
+
+    async def pending_messages(self, run_id: str, team_id: str) -> list[BoardMessage]:
+        """The team's pending messages, oldest first, left pending."""
+        return await self._db.records(
+            BoardMessage,
+            select(board_messages)
+            .join(deliveries, _JOINED)
+            .where(deliveries.c.run_id == run_id, deliveries.c.team_id == team_id, _PENDING)
+            .order_by(board_messages.c.created_at),
         )
 
     async def pending(self, run_id: str, team_id: str) -> int:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the agent stack takes seconds to import: only a driven run 
 
 log = logging.getLogger("justkernel.web.control")
 REMOVED_REASON = "removed from the dashboard"
+HUMAN = "dashboard"  # who asked, in a resume request
 
 
 class JudgerControls(Protocol):
@@ -240,9 +241,22 @@ class RunController:
         the teams paused for it are idle (on the driven run's own scheduler, so its next pass
         dispatches them; on a run not driven, they take turns when it is resumed). Returns
         the resumed teams; Conflict when nothing in the run is paused for the provider."""
+        from justkernel.app.provider_resume import (
+            NothingToResume,
+            is_driven,
+            request_provider_resume,
+        )
         from justkernel.scheduler.scheduler import ProviderNotPaused
 
         async with self._lock:
+            driven_here = self._session is not None and self._session.run_id == run_id
+            if not driven_here and await is_driven(self.lab, run_id):
+                # another process (a CLI run) drives it: only its scheduler can lift its pause
+                try:
+                    await request_provider_resume(self.lab, run_id, provider, by=HUMAN)
+                except NothingToResume as exc:
+                    raise Conflict(str(exc)) from None
+                return []
             scheduler = await self._scheduler(run_id)
             try:
                 return await scheduler.resume_provider(provider)

@@ -46,6 +46,7 @@ function form(data, reload) {
     field("api_key", "f_api_key", input("password", { autocomplete: "new-password" }), "f_api_key_hint"),
     field("reasoning_effort", "f_reasoning_effort", select(efforts, "")),
     field("max_output_tokens", "f_max_output_tokens", input("number", { min: 1 })),
+    field("context_window", "f_context_window", input("number", { min: 1 }), "f_context_window_hint"),
     field("display_name", "f_display_name", input("text")),
     h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary", text: t("save") })),
     formStatus(),

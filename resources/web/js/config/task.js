@@ -1,6 +1,6 @@
 // Task settings (single main team or multi-team, the model per team and per member, limits),
-// start / pause / resume, and the teams of the selected run (add, remove; resume a provider
-// paused for auth or balance once its key or balance is fixed).
+// start / pause / resume, and the teams of the selected run (add, remove; resume a connection
+// paused for auth or balance once its key or balance is fixed and its test passes).
 import * as api from "../api.js";
 import { h } from "../dom.js";
 import { t } from "../i18n.js";
@@ -123,8 +123,24 @@ function runControls(status, reload) {
   return box;
 }
 
-// The providers the run's scheduler stopped dispatching to (auth, balance), each with the one
-// action that starts it again and idles the teams paused for it.
+// The connections (model presets) the run's scheduler stopped dispatching to (auth, balance),
+// each with the one action that starts it again and idles the teams paused for it. The button
+// tests the connection first and resumes only when the test succeeds: a key that is still
+// wrong would only pause the teams again.
+async function connectionWorks(name, f) {
+  say(f, t("testing"));
+  try {
+    const report = await api.send("POST", `/api/config/models/${encodeURIComponent(name)}/test`);
+    if (report.ok) return true;
+    say(f, `${t("connection_test_failed")}: ${report.message}`, false);
+    return false;
+  } catch (err) {
+    if (err.errors?.name) return true; // not a preset (an older run paused a provider type)
+    say(f, `${t("connection_test_failed")}: ${err.message}`, false);
+    return false;
+  }
+}
+
 function pausedProviders(run, f, reload) {
   const paused = Object.entries(state.view.paused_providers || {});
   if (!paused.length) return [];
@@ -133,6 +149,7 @@ function pausedProviders(run, f, reload) {
       h("strong", { text: `${t("provider_paused")}: ${provider}` }),
       h("span", { class: "small muted", text: reason ? ` ${reason}` : "" }), " ",
       h("button", { type: "button", class: "resume-provider", text: t("resume_provider"), onclick: async () => {
+        if (!(await connectionWorks(provider, f))) return;
         const path = `/providers/${encodeURIComponent(provider)}/resume`;
         await submit(f, () => api.send("POST", api.runUrl(run.id, path)));
         await reload();

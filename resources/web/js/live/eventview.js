@@ -74,7 +74,11 @@ const RENDER = {
     const tokens = usage ? `${num(usage.input_tokens)} → ${num(usage.output_tokens)} tok${p.usage_estimated ? ` (${t("tokens_est")})` : ""}` : "";
     return {
       label: "k_analysis",
-      head: [p.offline ? chip(t("offline"), "offline") : null, ...(p.tool_calls || []).map((c) => tool(c.name))],
+      head: [
+        p.offline ? chip(t("offline"), "offline") : null,
+        p.purpose === "summary" ? chip(t("summary_call")) : null,
+        ...(p.tool_calls || []).map((c) => tool(c.name)),
+      ],
       body: p.text ? clip(p.text, 400) : "",
       meta: tokens,
       more: p.tool_calls?.length || (p.text && p.text.length > 400)

@@ -1,7 +1,9 @@
 """The team's events: every model call and tool call as the harness really made it.
 
 Model calls give `model.response` (the provider-reported usage, the reply and the calls it
-asked for) or `model.error`; tool calls give `tool.call` and `tool.result`, plus `todos.updated`
+asked for) or `model.error`, each with its `purpose`: `turn` for the agent's own steps,
+`summary` for the calls that condense its history (`agents.summarization` runs this same
+middleware around them); tool calls give `tool.call` and `tool.result`, plus `todos.updated`
 for the todo list and `source.changed` when a file tool changed the workspace's tree. A source
 change is progress too, reported through `TeamContext.progress` (the watchdog's way in).
 Texts are clipped and scrubbed of secrets; a tool call's events are logged once per call id,
@@ -22,7 +24,7 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import AIMessage, ToolMessage
 from pydantic import ValidationError
 
-from justkernel.agents.errors import classify_error
+from justkernel.agents.errors import ModelCallFailed, classify_error
 from justkernel.agents.middleware.shared import (
     ModelHandler,
     Place,
@@ -43,6 +45,7 @@ from justkernel.core.events.agents import (
     ToolResult,
 )
 from justkernel.core.events.agents import ModelResponse as ModelResponseEvent
+from justkernel.governance.limits import ProviderPaused
 from justkernel.teams.workspace import TeamWorkspace
 
 SOURCE_TOOLS = {"write_file", "edit_file"}
@@ -82,34 +85,47 @@ def tool_message(result: ToolResultT) -> ToolMessage | None:
 class EventsMiddleware(AgentMiddleware):
     """`source` None: the tracker of the team each call is bound to (a shared graph)."""
 
-    def __init__(self, seat: Seat | Place, source: SourceTracker | None) -> None:
+    def __init__(
+        self, seat: Seat | Place, source: SourceTracker | None, *, purpose: str = "turn"
+    ) -> None:
         super().__init__()
         self.seat = seat
         self.source = source
+        self.purpose = purpose
 
     async def awrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
         seat = self.seat.at(request.runtime)
         started = time.monotonic()  # the wait for a model-call slot counts
+        failed: Exception | None = None
         try:
             response = await handler(request)
         except TeamPaused:  # a pause is not the model's error
             raise
+        except ProviderPaused as exc:  # ours: its words are safe
+            failed = exc
         except Exception as exc:
+            failed = ModelCallFailed.of(exc, seat.provider)
+        if failed is not None:
             seat.signals.failed_provider = seat.provider
-            error = classify_error(exc)
+            seat.signals.failed_connection = seat.preset.name
+            error = classify_error(failed)
             await seat.ctx.emit(
                 ModelError(
+                    purpose=self.purpose,
                     provider=seat.provider,
                     member=seat.member,
                     kind=error.kind,
                     message=error.message,
                 )
             )
-            raise
+            # ours, scrubbed, raised outside the `except`: the SDK's exception (the provider's
+            # body, maybe the key it was sent) is neither chained nor checkpointed
+            raise failed
         message = next((m for m in response.result if isinstance(m, AIMessage)), None)
         usage = usage_from_message(seat.preset, message) if message is not None else None
         await seat.ctx.emit(
             ModelResponseEvent(
+                purpose=self.purpose,
                 provider=seat.provider,
                 model=seat.preset.model,
                 preset=seat.preset.name,

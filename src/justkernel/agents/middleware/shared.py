@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain.agents.middleware.types import ModelRequest, ModelResponse, ToolCallRequest
 from langchain_core.messages import ToolMessage
-from langgraph.runtime import Runtime
+from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Command
 
 from justkernel.agents.tools import TeamContext
@@ -48,6 +48,7 @@ class TeamSignals:
 
     pause_reason: str | None = None
     failed_provider: str | None = None  # the provider of the last failed model call
+    failed_connection: str | None = None  # its connection: the preset that made the call
 
 
 @dataclass
@@ -99,6 +100,15 @@ class Seat:
         turn, and `on_pause` records it now."""
         self.signals.pause_reason = reason
         await governance.on_pause(self.team_id, reason)
+
+
+def call_runtime() -> Runtime[Any] | None:
+    """The runtime of the graph call this code runs in, or None outside any (for a part that
+    is handed no request, such as a summary call or a history write)."""
+    try:
+        return get_runtime()
+    except RuntimeError:  # outside a runnable context
+        return None
 
 
 class BoundTeam(Protocol):

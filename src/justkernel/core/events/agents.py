@@ -36,6 +36,10 @@ class ModelResponse(_AgentArea):
     """A model answered one call of a team or of one of its members."""
 
     KIND: ClassVar[str] = "model.response"
+    purpose: str | None = described(
+        "turn: one step of the agent; summary: condensing older history to fit the context "
+        "window (null in runs recorded before purposes: a turn)"
+    )
     provider: str | None = described("")
     model: str | None = described("")
     preset: str | None = described("of the model that served the call")
@@ -52,10 +56,21 @@ class ModelError(_AgentArea):
     """A model call failed; the provider error is classified."""
 
     KIND: ClassVar[str] = "model.error"
+    purpose: str | None = described("turn or summary, as for model.response")
     provider: str | None = described("")
     member: str | None = described("")
     kind: str | None = described("auth, balance, rate_limit, timeout, …")
     message: str | None = described("safe to show: no secret")
+
+
+class HistoryOffloadFailed(_AgentArea):
+    """The older history a summary replaces could not be saved to the team's scratch/ folder:
+    the summary still replaces it, so those messages are not recoverable by the agent."""
+
+    KIND: ClassVar[str] = "history.offload_failed"
+    member: str | None = described("")
+    path: str | None = described("the workspace path it was to be written to")
+    error: str | None = described("why the write failed, as the workspace said")
 
 
 class ToolCall(_AgentArea):

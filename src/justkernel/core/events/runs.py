@@ -135,14 +135,19 @@ class TeamExited(_TeamArea):
 
 # how a team's `team.paused` reason (and its stored status reason) names the provider it waits
 # for: "provider openai_compatible paused: <the classified error>"
-PAUSED_FOR = "provider %s paused"
+PAUSED_FOR = "provider %s paused"  # % the connection (older runs: the provider type)
 
 
 class ProviderPaused(_RunArea):
-    """Dispatch to a model provider stopped until it is fixed."""
+    """Dispatch to one connection (a model preset: its base URL and key) stopped until it is
+    fixed; other connections of the same provider type go on."""
 
     KIND: ClassVar[str] = "provider.paused"
-    provider: str | None = described("")
+    provider: str | None = described("the provider type (`openai_compatible`, `deepseek`, …)")
+    connection: str | None = described(
+        "the paused connection: the model preset's name (absent in older runs, which paused "
+        "the provider type)"
+    )
     kind: str | None = described("auth, balance, config")
     reason: str | None = described("the classified provider error")
 
@@ -153,7 +158,8 @@ class ProviderResumeRequested(_RunArea):
     process drives the run, when it is next driven) with `provider.resumed`."""
 
     KIND: ClassVar[str] = "provider.resume_requested"
-    provider: str | None = described("the provider to resume")
+    provider: str | None = described("the connection to resume (older requests: a provider type)")
+    connection: str | None = described("the connection to resume: a model preset's name")
     by: str | None = described('who asked: "cli"')
 
 
@@ -161,7 +167,8 @@ class ProviderResumed(_RunArea):
     """Dispatch to a paused provider started again."""
 
     KIND: ClassVar[str] = "provider.resumed"
-    provider: str | None = described("")
+    provider: str | None = described("the resumed connection (older runs: a provider type)")
+    connection: str | None = described("the resumed connection: a model preset's name")
     request_seq: int | None = described(
         "the seq of the `provider.resume_requested` this answers; absent when resumed directly"
     )

@@ -1,0 +1,54 @@
+"""Issue 15 point 1: an API key echoed in a provider's 401 never comes to rest.
+
+Some providers echo the key they were sent in their 401 message; the stand-in does, on purpose.
+LangGraph stores a failed node's exception (`repr`) as the checkpoint's `__error__` write, so an
+SDK exception carrying the provider's body put the key in `checkpoints.db`. After a run whose
+preset holds a wrong key, no file under the data or config folder, no log record and no export
+holds it.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from pathlib import Path
+
+import pytest
+
+from justkernel.app import open_runtime
+from justkernel.events.run_export import export_run
+from justkernel.scheduler.scheduler import SchedulerConfig
+from justkernel.settings.config import Settings
+from tests.support.labs import scripted_preset
+from tests.support.leaks import files_containing, zip_members_containing
+from tests.support.openai_server import OpenAIServer, Reply
+
+RIGHT_KEY = f"sk-right-{secrets.token_hex(12)}"
+
+
+async def test_a_key_echoed_in_a_401_reaches_no_file_log_or_export(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    wrong = f"sk-wrong-{secrets.token_hex(12)}"
+    settings = Settings(data_dir=tmp_path / "data", config_dir=tmp_path / "config")
+    caplog.set_level(logging.DEBUG)
+    bundle = tmp_path / "run.zip"
+    async with open_runtime(settings, slots=1) as runtime:
+        runtime.lab.secrets.set("scripted_key", wrong)
+        async with OpenAIServer([Reply(text="never served")], api_key=RIGHT_KEY) as server:
+            runtime.presets["scripted"] = scripted_preset(server.base_url)
+            run = await runtime.lab.runs.create("a key echoed in a 401")
+            scheduler = runtime.scheduler(run.id, SchedulerConfig())
+            team = await scheduler.add_team("scripted")
+            await scheduler.run(seconds=60)
+            echoed = [r for r in server.requests if r.status == 401]
+        assert echoed, "the stand-in answered no 401: the test proves nothing"
+        assert (await runtime.lab.teams.get(run.id, team.id)).status == "paused"
+        await export_run(runtime.lab, run.id, bundle)
+
+    needle = wrong.encode()
+    assert files_containing(settings.data_dir, needle) == []
+    assert files_containing(settings.config_dir, needle) == []
+    assert zip_members_containing(bundle, needle) == []
+    leaked = [r for r in caplog.records if wrong in r.getMessage() or wrong in (r.exc_text or "")]
+    assert leaked == []
