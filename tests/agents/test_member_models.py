@@ -197,14 +197,14 @@ async def test_a_paused_member_provider_stops_the_member_not_the_team_provider(
     runtime: LabRuntime,
 ) -> None:
     async with _member_run(runtime) as run:
-        run.scheduler.governance.limiter.pause("qwen", "balance exhausted")
+        run.scheduler.governance.limiter.pause("analyst-b", "balance exhausted")  # its preset
         await run.scheduler.run(seconds=60)
         served = len(run.analyst_server.requests)
 
     assert served == 0  # the member's call never left: the limiter refused it a slot
     stored = await run.scheduler.registry.get(run.id, run.team.id)
     assert stored.status == "paused"
-    assert (stored.status_reason or "").startswith("provider qwen paused")
+    assert (stored.status_reason or "").startswith("provider analyst-b paused")
 
 
 async def test_a_member_auth_error_pauses_the_member_provider(runtime: LabRuntime) -> None:
@@ -216,9 +216,9 @@ async def test_a_member_auth_error_pauses_the_member_provider(runtime: LabRuntim
     assert errors and errors[0]["member"] == "analyst" and errors[0]["provider"] == "qwen"
     assert errors[0]["kind"] == "auth"
     paused = [p for kind, _, p in events if kind == "provider.paused"]
-    assert [p["provider"] for p in paused] == ["qwen"]
-    limiter = run.scheduler.governance.limiter
-    assert "qwen" in limiter.paused and "openai_compatible" not in limiter.paused
+    assert [(p["provider"], p["connection"]) for p in paused] == [("qwen", "analyst-b")]
+    limiter = run.scheduler.governance.limiter  # the member's connection, not the team's
+    assert "analyst-b" in limiter.paused and "scripted" not in limiter.paused
     assert "sk-wrong-analyst-key" not in json.dumps(errors + paused)
 
 

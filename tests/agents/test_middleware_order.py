@@ -98,7 +98,7 @@ HELLO = {"messages": [HumanMessage(content="go")]}
 
 async def test_a_call_the_budget_refuses_takes_no_slot_and_logs_nothing(team: Team) -> None:
     limiter = ModelCallLimiter(total=1)
-    limiter.pause(PROVIDER, "a slot would refuse")  # reached, it would raise ProviderPaused
+    limiter.pause(PRESET.name, "a slot would refuse")  # reached, it would raise ProviderPaused
     agent = team.agent(BudgetCaps(team_tokens=10), limiter, WatchdogLimits())
     with pytest.raises(TeamPaused):
         await agent.ainvoke(HELLO)
@@ -112,7 +112,7 @@ async def test_a_call_the_budget_refuses_takes_no_slot_and_logs_nothing(team: Te
 
 async def test_a_provider_paused_behind_the_slot_is_the_calls_error(team: Team) -> None:
     limiter = ModelCallLimiter(total=1)
-    limiter.pause(PROVIDER, "balance")
+    limiter.pause(PRESET.name, "balance")  # pauses are per connection: the preset
     caps = BudgetCaps(team_tokens=50_000)
     agent = team.agent(caps, limiter, WatchdogLimits())
     with pytest.raises(ProviderPaused):

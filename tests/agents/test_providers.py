@@ -138,9 +138,7 @@ async def test_tool_call_round_trip(secrets: SecretsStore, stream: bool) -> None
         Reply(text="2+3=5 and 10+20=30", usage=Usage(70, 9)),
     ]
     async with OpenAIServer(script, api_key=KEY) as server:
-        # a compatible server's calls stream (even through `ainvoke`); OpenAI's do not
-        preset = make_preset(server, "openai_compatible" if stream else "openai")
-        model = build_chat_model(preset, secrets, max_retries=0).bind_tools([add])
+        model = build_chat_model(make_preset(server), secrets, max_retries=0).bind_tools([add])
         history: list[BaseMessage] = [HumanMessage("add 2+3 and 10+20")]
         first = await ask(model, history, stream)
         assert [(c["id"], c["name"], c["args"]) for c in first.tool_calls] == [

@@ -50,6 +50,7 @@ def test_model_key_is_stored_encrypted_and_never_comes_back(
         form.locator("[name=api_key]").fill(key)
         form.locator("[name=reasoning_effort]").select_option("low")
         form.locator("[name=max_output_tokens]").fill("256")
+        form.locator("[name=context_window]").fill("64000")
         form.locator("button[type=submit]").click()
         expect(form.locator(".form-status")).to_contain_text("scripted")
         row = page.locator("tr[data-model='scripted']")
@@ -96,6 +97,7 @@ def test_model_key_is_stored_encrypted_and_never_comes_back(
     preset = local["models"]["scripted"]
     assert "api_key_secret" not in preset
     assert preset["reasoning_effort"] == "low"
+    assert preset["context_window"] == 64000  # what summarisation sizes the history by
     assert key not in (lab_dir / "models.local.toml").read_text()
     store = SecretsStore(lab_dir / "config")
     assert key not in store.data_file.read_text()

@@ -11,6 +11,10 @@ differently (a backslash is a separator to the policy, a file name character to 
 refusal comes back as the operation's error, naming the path as the agent gave it and never
 the host path. The workspace's repository lives outside the tree; should anything git reads as
 its own be in it anyway (an earlier session's data), `ls`, `grep` and `glob` leave it out.
+
+The lab's own documents (`/spec.md` and the skills) are read whole from the top: `read_file`
+pages at 100 lines by default, and the spec's symbol rules and performance shapes sit past its
+first page, where a model that read one page would never look.
 """
 
 from __future__ import annotations
@@ -30,7 +34,14 @@ from deepagents.backends.protocol import (
 )
 
 from justkernel.core.relpath import is_git_name
-from justkernel.teams.workspace import TeamWorkspace, WorkspaceError
+from justkernel.teams.workspace import SKILLS_DIR, TeamWorkspace, WorkspaceError
+
+LAB_DOC_LINES = 2000  # a lab document's first read is this long (the spec has under 200 lines)
+
+
+def is_lab_document(virtual_path: str) -> bool:
+    """The spec and the skills: fixed, bounded, and meant to be read whole."""
+    return virtual_path == "/spec.md" or virtual_path.startswith(f"/{SKILLS_DIR}/")
 
 
 def _shown(virtual_path: str) -> bool:
@@ -65,6 +76,8 @@ class WorkspaceBackend(FilesystemBackend):
             path = self.checked(file_path)
         except Refused as exc:
             return ReadResult(error=str(exc))
+        if offset == 0 and is_lab_document(path):
+            limit = max(limit, LAB_DOC_LINES)
         return super().read(path, offset, limit)
 
     def ls(self, path: str) -> LsResult:

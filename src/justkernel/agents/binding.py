@@ -13,7 +13,8 @@ differs between teams is read from that context at the moment it is needed:
 - the file tools go through `CallBackend`, which hands every operation to the team's own
   `WorkspaceBackend` (so the workspace policy is the one a per-team graph had);
 - `TeamBindingMiddleware` gives each model call the team's own model (the offline playbook has
-  a seed per team) and the team's name in its system prompt.
+  a seed per team) and the team's name in its system prompt, and names the team's replies with
+  its id (LangChain names them after the graph, which is no longer the team's).
 
 A call with no team bound raises instead of acting for anyone: a team's tool can never fall
 back to another team's workspace. The context is not checkpointed, so a turn resumed after a
@@ -40,7 +41,7 @@ from deepagents.backends.protocol import (
 )
 from langchain.agents.middleware.types import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import SystemMessage
+from langchain_core.messages import AIMessage, SystemMessage
 from langgraph.runtime import get_runtime
 
 from justkernel.agents.backend import WorkspaceBackend
@@ -169,7 +170,9 @@ def _named(message: SystemMessage | None, name: str) -> SystemMessage | None:
 class TeamBindingMiddleware(AgentMiddleware):
     """Outermost of an agent's middlewares in a shared graph: the call goes to the bound
     team's model (`member`'s when it has one) with the team's name in the system prompt, so
-    every inner middleware sees the request a per-team graph made."""
+    every inner middleware sees the request a per-team graph made; the team's own replies carry
+    the team's id as their name, as a per-team graph (named after its team) gave them, and
+    providers are sent that name."""
 
     def __init__(self, member: str | None = None) -> None:
         super().__init__()
@@ -177,9 +180,14 @@ class TeamBindingMiddleware(AgentMiddleware):
 
     async def awrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
         call = current_call()
-        return await handler(
+        response = await handler(
             request.override(
                 model=call.model_for(self.member),
                 system_message=_named(request.system_message, call.team_name),
             )
         )
+        if self.member is None:  # a member's subagent graph is named after its role already
+            for message in response.result:
+                if isinstance(message, AIMessage):
+                    message.name = call.ctx.team_id
+        return response

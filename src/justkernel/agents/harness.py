@@ -33,6 +33,7 @@ from deepagents import (
     create_deep_agent,
     register_harness_profile,
 )
+from deepagents.middleware.skills import SkillsMiddleware
 from langchain.agents.middleware import AgentMiddleware, TodoListMiddleware
 from langchain_core.language_models import BaseChatModel
 
@@ -50,10 +51,10 @@ from justkernel.agents.middleware.events import EventsMiddleware, SourceTracker
 from justkernel.agents.middleware.inbox import InboxAcksMiddleware
 from justkernel.agents.middleware.shared import Governance, Place, Seat, TeamSignals
 from justkernel.agents.middleware.slots import ModelCallSlotsMiddleware
-from justkernel.agents.middleware.tool_calls import ToolCallsMiddleware
+from justkernel.agents.middleware.tool_calls import EXCLUDED_TOOLS, ToolCallsMiddleware
 from justkernel.agents.middleware.watchdog import WatchdogMiddleware
 from justkernel.agents.offline import OFFLINE_PROVIDER, OfflinePlaybookModel
-from justkernel.agents.prompts import FIXED_FILES, SYSTEM_PROMPT
+from justkernel.agents.prompts import FIXED_FILES, SKILLS_PROMPT, RunBrief, system_prompt
 from justkernel.agents.providers import build_chat_model
 from justkernel.agents.skills import is_ascendc_project, skill_sources
 from justkernel.agents.summarization import summarization_middleware
@@ -165,7 +166,7 @@ def member_presets(
 def register_profiles() -> None:
     """Trim the harness for our providers: no shell tool, no general-purpose subagent."""
     common = {
-        "excluded_tools": frozenset({"execute"}),
+        "excluded_tools": EXCLUDED_TOOLS,
         "general_purpose_subagent": GeneralPurposeSubagentProfile(enabled=False),
     }
     for provider in ("openai", "deepseek", "qwen"):
@@ -213,7 +214,7 @@ def team_middleware(
         WatchdogMiddleware(seat, governance),
         BudgetMiddleware(seat, governance),
         EventsMiddleware(seat, source),
-        ToolCallsMiddleware(seat),
+        ToolCallsMiddleware(seat, board.board if board is not None else None),
         ModelCallSlotsMiddleware(seat, governance),
     ]
     return stack
@@ -304,6 +305,7 @@ def _compile(
     members: bool,
     chosen: Mapping[str, PresetModel],
     board: BoardAccess | None,
+    brief: RunBrief,
 ) -> Any:
     """The graph of a shape, built around the first team of that shape (its model and
     member models are only the defaults: `TeamBindingMiddleware` routes every call to the
@@ -332,17 +334,27 @@ def _compile(
     call_ctx: TeamContext = CallContext(blobs=ctx.blobs)  # type: ignore[assignment]
     tools = build_tools(call_ctx) + (build_board_tools(call_ctx, board) if board else [])
     operator = ctx.workspace.operator
+    sources = skill_sources(operator)
+    # in place of Deep Agents' own (same name): the lab's words for the skills, not its
+    # generic ones (web research, helper scripts)
+    skills = SkillsMiddleware(backend=backend, sources=sources, system_prompt=SKILLS_PROMPT)
     return create_deep_agent(
         model=model,
         tools=tools,
-        system_prompt=SYSTEM_PROMPT.format(
-            team_name=TEAM_NAME_SLOT,
-            operator=operator.operator.display_name,
-            fixed=FIXED_FILES["ascendc" if is_ascendc_project(operator) else "cpu"],
+        system_prompt=system_prompt(
+            TEAM_NAME_SLOT,
+            operator.operator.display_name,
+            FIXED_FILES["ascendc" if is_ascendc_project(operator) else "cpu"],
+            brief,
         ),
-        middleware=[TeamBindingMiddleware(), TodoListMiddleware(), *middleware(place, model)],
+        middleware=[
+            TeamBindingMiddleware(),
+            TodoListMiddleware(),
+            skills,
+            *middleware(place, model),
+        ],
         subagents=subagents,
-        skills=skill_sources(operator),
+        skills=[path for path, _label in sources],  # the middleware is ours (`skills`)
         permissions=[
             FilesystemPermission(
                 operations=["write"], paths=forbidden_writes(operator), mode="deny"
@@ -366,12 +378,14 @@ def build_team_agent(
     members: bool = False,
     member_models: Mapping[str, PresetModel] | None = None,
     board: BoardAccess | None = None,
+    brief: RunBrief | None = None,
     graphs: SharedGraphs | None = None,
 ) -> tuple[TeamAgent, TeamSignals]:
     """The agent of one team and its signals (the scheduler reads why a turn paused, and
     which provider failed).
 
     The team has members when `members` is set or `member_models` chooses a model for one.
+    `brief` is what the system prompt says of the run (its end, its Judger, its caps).
     Its graph is `graphs`' for the team's shape, compiled on first use (without `graphs`, a
     graph of its own).
     """
@@ -379,7 +393,8 @@ def build_team_agent(
     chosen = member_models or {}
     members = members or bool(chosen)
     graphs = graphs if graphs is not None else SharedGraphs()
-    shape = _shape(ctx, preset, members, chosen, board)
+    brief = brief or RunBrief()
+    shape = (*_shape(ctx, preset, members, chosen, board), repr(brief))
     graph = graphs.graphs.get(shape)
     if graph is None:
         graph = _compile(
@@ -391,6 +406,7 @@ def build_team_agent(
             members=members,
             chosen=chosen,
             board=board,
+            brief=brief,
         )
         graphs.graphs[shape] = graph
     signals = TeamSignals()

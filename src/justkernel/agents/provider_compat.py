@@ -14,20 +14,27 @@ which is also the key Deep Agents looks up harness profiles by. Three gaps in la
   others read `max_tokens`, so the limit is renamed on the way out;
 - it drops the non-standard `reasoning_content` field of responses (plain and streamed), so the
   model's thinking is lost; it is kept here in `AIMessage.additional_kwargs["reasoning_content"]`
-  (where langchain-core's content blocks look for it, and where DeepSeek's replay finds it).
+  (where langchain-core's content blocks look for it, and where DeepSeek's replay finds it);
+- a streamed tool call's arguments are parsed leniently when the chunks are merged (arguments
+  that are not JSON become `{}`), so the model's mistake would be lost; the arguments as they
+  were streamed are kept in `response_metadata["tool_call_arguments"]` (call id -> text), where
+  `agents.middleware.tool_calls` finds a malformed call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
 
 import openai
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.language_models import LangSmithParams, LanguageModelInput
+from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 
 REASONING_KEY = "reasoning_content"
+ARGUMENTS_KEY = "tool_call_arguments"
 FLATTENED_ROLES = frozenset({"system", "developer", "user", "tool"})
 
 
@@ -104,3 +111,26 @@ class CompatChatOpenAI(ChatOpenAI):
                 # chunk merging concatenates string values of additional_kwargs
                 generation.message.additional_kwargs[REASONING_KEY] = reasoning
         return generation
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        ids: dict[int, str] = {}
+        texts: dict[int, str] = {}
+        async for generation in super()._astream(messages, stop, run_manager, **kwargs):
+            message = generation.message
+            for part in getattr(message, "tool_call_chunks", None) or []:
+                index = part.get("index") or 0
+                if part.get("id"):
+                    ids[index] = part["id"]
+                texts[index] = texts.get(index, "") + (part.get("args") or "")
+            yield generation
+        if ids:  # one more (empty) chunk: the arguments as streamed, merged into the message
+            raw = {ids[i]: texts.get(i, "") for i in ids}
+            yield ChatGenerationChunk(
+                message=AIMessageChunk(content="", response_metadata={ARGUMENTS_KEY: raw})
+            )

@@ -23,9 +23,10 @@ def is_ascendc_project(definition: OperatorDefinition) -> bool:
     return target is not None and definition.operator.project == target.project
 
 
-def skill_sources(definition: OperatorDefinition) -> list[str]:
-    """Deep Agents skill sources (workspace paths), later ones overriding earlier ones."""
+def skill_sources(definition: OperatorDefinition) -> list[tuple[str, str]]:
+    """Deep Agents skill sources (workspace path, label), later ones overriding earlier ones;
+    the label names the source in the system prompt ("Lab Skills", "Ascend C Skills")."""
     common = f"/{SKILLS_DIR}/"
     if is_ascendc_project(definition):
-        return [common, f"{common}{ASCENDC_SKILLS}/"]
-    return [common]
+        return [(common, "Lab"), (f"{common}{ASCENDC_SKILLS}/", "Ascend C")]
+    return [(common, "Lab")]

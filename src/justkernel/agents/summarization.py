@@ -210,5 +210,11 @@ def summarization_middleware(
         trigger=("tokens", limits.trigger_tokens),
         keep=("tokens", limits.keep_tokens),
         trim_tokens_to_summarize=limits.summary_input_tokens,
+        # as Deep Agents does for a model whose window it knows: large file-tool arguments of
+        # older messages are clipped at the trigger first, which may make the summary needless
+        truncate_args_settings={
+            "trigger": ("tokens", limits.trigger_tokens),
+            "keep": ("tokens", limits.keep_tokens),
+        },
         summarizer=summaries.summarize,
     )

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
 
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
+from pydantic import BaseModel, Field, create_model
 
 from justkernel.agents.pipeline_pages import PipelinePages, PipelineUnavailable
 from justkernel.agents.receipt_view import profile, receipt_summary
@@ -37,6 +38,70 @@ __all__ = ["TeamContext", "build_tools", "receipt_summary"]
 
 PAGE_CHARS = 4000
 SMOKE_CASE = "c15_small_bcast_f32"  # 35 elements: proves the build links and runs
+KNOWN_IDS_HINT = "use the local case ids the schema lists (list_local_cases describes them)"
+
+
+def plan_args(local_ids: tuple[str, ...]) -> type[BaseModel]:
+    """record_experiment_plan's arguments as the model sees them: each one described, the
+    case ids enumerated (the local cases; a plan names only those)."""
+    case_id = Literal[local_ids]  # type: ignore[valid-type]
+    return create_model(
+        "RecordExperimentPlan",
+        failure_evidence=(
+            str,
+            Field(description="What the last receipt showed (or why there is none yet)."),
+        ),
+        hypothesis=(
+            str,
+            Field(description="ONE hypothesis: why the change will be faster, or correct."),
+        ),
+        change=(str, Field(description="The concrete code change, in which files.")),
+        validation_criterion=(
+            str,
+            Field(description="The result that confirms the hypothesis (or refutes it)."),
+        ),
+        case_ids=(
+            list[case_id],  # type: ignore[valid-type]
+            Field(
+                description="The local cases that matter most for this change: the quick "
+                "probe runs them."
+            ),
+        ),
+        tool_call_id=(Annotated[str, InjectedToolCallId], ...),
+    )
+
+
+def simulate_args(local_ids: tuple[str, ...]) -> type[BaseModel]:
+    """simulate_kernel's arguments: probe case ids enumerated (the local ones), and any id
+    the team proposed accepted too."""
+    case_id = Literal[local_ids]  # type: ignore[valid-type]
+    return create_model(
+        "SimulateKernel",
+        mode=(
+            Literal["probe", "full"],
+            Field(
+                "full",
+                description="probe: only case_ids, functional; full: every local "
+                "case and the cycle simulation (closes the plan).",
+            ),
+        ),
+        case_ids=(
+            list[case_id | str] | None,  # type: ignore[valid-type]
+            Field(
+                None,
+                description="probe only: local case ids, or ids you proposed with "
+                "propose_local_cases; default the plan's case_ids.",
+            ),
+        ),
+        tool_call_id=(Annotated[str, InjectedToolCallId], ...),
+    )
+
+
+def compile_status(ok: bool, receipt: Receipt) -> str:
+    """compile_kernel's status: what the build says, not the smoke probe's `probe_passed`."""
+    if not ok:
+        return str(receipt.status)
+    return "compiled" if receipt.status.passed else "compiled_smoke_failed"
 
 
 class EvaluatorLike(Protocol):
@@ -108,25 +173,20 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
     known_cases = {c.id: c for c in local_cases()}
     timelines = PipelinePages(ctx.blobs.get)
 
-    @tool
+    @tool(args_schema=plan_args(tuple(known_cases)))
     async def record_experiment_plan(
         failure_evidence: str,
         hypothesis: str,
         change: str,
         validation_criterion: str,
         case_ids: list[str],
-        tool_call_id: Annotated[str, InjectedToolCallId],
+        tool_call_id: str,
     ) -> str:
-        """Record the plan for the next experiment; required before simulate_kernel.
-
-        failure_evidence: what the last receipt showed (or why there is none yet).
-        hypothesis: ONE hypothesis about why the change will be faster or correct.
-        change: the concrete code change. validation_criterion: what result confirms it.
-        case_ids: the local cases that matter most for this change (for a quick probe).
-        """
+        """Record the plan of your next experiment. A simulation needs an open plan; the full
+        simulation that follows closes it, so every experiment starts with a new plan."""
         unknown = [c for c in case_ids if c not in known_cases]
         if unknown:
-            return _json({"error": f"unknown case ids {unknown}; see list_local_cases"})
+            return _json({"error": f"unknown case ids {unknown}", "next": KNOWN_IDS_HINT})
         plan = {
             "failure_evidence": failure_evidence,
             "hypothesis": hypothesis,
@@ -147,43 +207,65 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
     @tool
     async def compile_kernel() -> str:
         """Compile the current op_host/ and op_kernel/ sources with the fixed flags, run the
-        static checks, and smoke-run the smallest local case. Returns ok (it compiled and
-        passed the static checks) and the first compiler diagnostics."""
+        static checks, and smoke-run the smallest local case. `ok` says it compiled and passed
+        the static checks; `status` is compiled (and the smoke case passed), compiled_smoke_failed
+        (`smoke` says how), compile_failed or static_check_failed, with the first diagnostics."""
         receipt, _files = await ctx.evaluate(kind="probe", case_ids=[SMOKE_CASE])
         report = receipt.compile
         ok = report is not None and report.ok and receipt.status != "static_check_failed"
-        return _json(
-            {
-                "ok": ok,
-                "status": str(receipt.status),
-                "smoke_case": SMOKE_CASE,
-                "failed_step": report.failed_step if report else None,
-                "diagnostics": report.diagnostics_head[:20] if report else [],
-                "problems": report.problems[:10] if report else [],
-            }
-        )
+        answer: dict[str, Any] = {
+            "ok": ok,
+            "status": compile_status(ok, receipt),
+            "smoke_case": SMOKE_CASE,
+            "smoke": ("passed" if receipt.status.passed else str(receipt.status)) if ok else None,
+            "failed_step": report.failed_step if report else None,
+            "diagnostics": report.diagnostics_head[:20] if report else [],
+            "problems": report.problems[:10] if report else [],
+        }
+        if not ok:
+            answer["next"] = (
+                "fix the first diagnostic or problem and compile again; "
+                "read_simulation_results(section='log') has the whole log"
+            )
+        elif not receipt.status.passed:
+            answer["next"] = (
+                "the smoke case failed: simulate_kernel(mode='probe') on your plan's cases "
+                "says which cases fail and how"
+            )
+        return _json(answer)
 
-    @tool
+    @tool(args_schema=simulate_args(tuple(known_cases)))
     async def simulate_kernel(
-        tool_call_id: Annotated[str, InjectedToolCallId],
+        tool_call_id: str,
         mode: Literal["probe", "full"] = "full",
         case_ids: list[str] | None = None,
     ) -> str:
-        """Run the current source. mode="probe": only `case_ids` (functional check, quick).
-        mode="full": all local cases plus the cycle simulation of the performance cases; this
-        closes the open experiment plan with its receipt."""
+        """Run the current source under the open experiment plan. mode="probe": only
+        `case_ids` (a functional check, quick). mode="full": every local case plus the cycle
+        simulation of the performance cases; this closes the plan with its receipt."""
         plan = await ctx.experiments.open_plan(ctx.run_id, ctx.team_id)
         if plan is None and mode == "full":  # re-run after a crash: the plan it closed
             plan = await ctx.experiments.closed_by_call(ctx.run_id, ctx.team_id, tool_call_id)
         if plan is None:
-            return _json({"error": "record_experiment_plan first: no open plan"})
+            return _json(
+                {
+                    "error": "no open experiment plan",
+                    "next": "call record_experiment_plan first: every experiment needs a new "
+                    "plan, and a full simulation closes the plan it ran under",
+                }
+            )
         evaluator = None
         if mode == "probe":
             ids = list(case_ids or plan.plan.get("case_ids") or [])
             proposed = {c.id: c for c in (ctx.proposed.cases() if ctx.proposed else ())}
             unknown = [c for c in ids if c not in known_cases and c not in proposed]
             if not ids or unknown:
-                return _json({"error": f"probe needs known case ids, unknown: {unknown or ids}"})
+                return _json(
+                    {
+                        "error": f"a probe needs known case ids; unknown: {unknown or ids}",
+                        "next": KNOWN_IDS_HINT + " (or ids you proposed)",
+                    }
+                )
             if any(c in proposed for c in ids) and ctx.extended_evaluator is not None:
                 evaluator = ctx.extended_evaluator(tuple(proposed.values()))
         else:

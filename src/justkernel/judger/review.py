@@ -3,7 +3,9 @@
 It trusts nothing the team says: it rebuilds the project from the frozen bytes and the
 operator's template, recomputes the source hash and checks it against the receipt, re-runs the
 tree policy (forbidden files unchanged, nothing extra), and reads the diff for what the rules
-forbid. An optional model reviewer reads the diff too; rules always run.
+forbid. An optional model reviewer reads the diff too; rules always run. The project's untouched
+template is rejected too: it tells nothing new, and submitting it would spend one of the day's
+few official submissions (a team that measures the baseline first freezes exactly that).
 """
 
 from __future__ import annotations
@@ -72,6 +74,29 @@ def _baseline(operator: OperatorDefinition, rel: str) -> bytes | None:
     return target.read_bytes() if target.is_file() and not target.is_symlink() else None
 
 
+def template_files(operator: OperatorDefinition) -> dict[str, bytes]:
+    """The template's editable files, as a freeze holds them (relative path -> bytes)."""
+    root = operator.project_dir
+    return {
+        rel: path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+        and not path.is_symlink()
+        and operator.paths.access(rel := path.relative_to(root).as_posix()) == "editable"
+    }
+
+
+def is_untouched(files: dict[str, bytes], operator: OperatorDefinition) -> bool:
+    """Are the frozen files exactly the template's editable files?"""
+    return files == template_files(operator)
+
+
+UNTOUCHED = (
+    "the project's untouched template (every editable file equals the baseline): not submitted, "
+    "it would spend an official submission on nothing new"
+)
+
+
 def candidate_diffs(files: dict[str, bytes], operator: OperatorDefinition) -> dict[str, str]:
     """Unified diffs of the frozen files against the operator's template, by path: only the
     files that differ, a new file against /dev/null. What a reviewer reads instead of sources."""
@@ -103,6 +128,8 @@ def review_candidate(
 ) -> Review:
     reasons: list[str] = []
     notes: list[str] = []
+    if is_untouched(files, operator):
+        reasons.append(UNTOUCHED)
     if receipt is None:
         reasons.append("no receipt for this source")
     elif receipt.source_sha256 != source_sha256:

@@ -22,6 +22,7 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -42,7 +43,7 @@ from justkernel.agents.harness import (
 )
 from justkernel.agents.middleware import Governance, TeamPaused, TeamSignals, inbox_reads
 from justkernel.agents.playbook import DONE_MARKER
-from justkernel.agents.prompts import CONTINUE_PROMPT, FIRST_PROMPT
+from justkernel.agents.prompts import CONTINUE_PROMPT, FIRST_PROMPT, RunBrief
 from justkernel.agents.skills import is_ascendc_project
 from justkernel.agents.tools import EvaluatorLike, TeamContext
 from justkernel.core.events.agents import ModelResponse
@@ -137,6 +138,7 @@ class Scheduler:
         self.presets = presets
         self.checkpointer = checkpointer
         self.config = config or SchedulerConfig()
+        self.brief = RunBrief(caps=self.config.caps)  # what the teams' system prompt says
         self.registry = lab.teams
         self.experiments = lab.experiments
         self.board = board
@@ -261,6 +263,7 @@ class Scheduler:
             members=self.config.members or bool(team.config.get("member_models")),
             member_models={role: PresetModel(p, model_of(p)) for role, p in members.items()},
             board=BoardAccess(self.board, self.candidates, policy),
+            brief=self.brief,
             graphs=self.graphs,
         )
         runtime = _TeamRuntime(team, preset, agent, signals, ctx)
@@ -449,6 +452,8 @@ class Scheduler:
         await self.lab.events.append(self.run_id, DispatchStarted(seconds=seconds))
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds if seconds is not None else None
+        ends_at = datetime.now(UTC) + timedelta(seconds=seconds) if seconds is not None else None
+        self.brief = RunBrief(ends_at=ends_at, judger=busy is not None, caps=self.config.caps)
         reason = "no team has work left"
         try:
             while True:

@@ -11,6 +11,14 @@ so an id that reached a checkpoint is never changed (a resumed turn re-runs its 
 ids they had). The state's messages are read, not the request's: summarization shortens the
 request, not the history.
 
+Offered tools. The model is offered only the tools it can use: never a tool the harness
+excludes (`execute`: no shell here), and not the four tools that reach other teams while the
+team is the run's only one (no other team and no outside agent has joined; asked at every
+call, since teams and outside agents may join a running run). `read_inbox` stays: the Judger's
+official feedback arrives there. A call of a tool not offered is answered with the tools that
+are (LangChain's own answer would list the hidden ones too); a result of Deep Agents that
+suggests `execute` is rewritten to say what the model can do instead.
+
 Malformed calls. Arguments that are not a JSON object reach LangChain as
 `AIMessage.invalid_tool_calls`: no tool runs, the turn simply ends, and the next turn gets
 LangChain's generic "could not be executed". Here such a call gets its `tool.call` and an error
@@ -23,23 +31,55 @@ the watchdog and the recursion limit bound them.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+from deepagents.middleware.filesystem import READ_FILE_TRUNCATION_MSG
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,
     ModelRequest,
     ModelResponse,
+    ToolCallRequest,
     hook_config,
 )
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
-from justkernel.agents.middleware.shared import ModelHandler, Place, Seat, clip
+from justkernel.a2a.board import LabBoard
+from justkernel.agents.middleware.shared import (
+    ModelHandler,
+    Place,
+    Seat,
+    ToolHandler,
+    ToolResultT,
+    clip,
+)
+from justkernel.agents.provider_compat import ARGUMENTS_KEY
 from justkernel.core.events.agents import ToolCall, ToolResult
 
 SCHEMA_CHARS = 1500
+EXCLUDED_TOOLS = frozenset({"execute"})  # the harness profile's: no shell in a workspace
+PEER_TOOLS = frozenset(
+    {"send_message", "read_public_candidates", "fetch_candidate_source", "record_experience"}
+)
+READ_MORE = (
+    "[Output was truncated due to size limits: the file has very long lines. Read fewer "
+    "lines at a time with read_file(offset=..., limit=...), or grep for what you need.]"
+)
+# Deep Agents' READ_FILE_TRUNCATION_MSG, whatever path it names: it tells the model to run
+# `execute`, which this harness never offers
+_EXECUTE_HINT = re.compile(
+    re.escape(READ_FILE_TRUNCATION_MSG.strip().split("{file_path}")[0][:60]) + r".*?\]",
+    re.S,
+)
+
+
+def without_execute(text: str) -> str:
+    """A read_file result with Deep Agents' hint to run `execute` replaced by one the team
+    can follow."""
+    return _EXECUTE_HINT.sub(lambda _m: READ_MORE, text)
 
 
 def used_ids(messages: list[BaseMessage]) -> set[str]:
@@ -51,6 +91,40 @@ def used_ids(messages: list[BaseMessage]) -> set[str]:
         elif isinstance(message, ToolMessage):
             ids.add(message.tool_call_id)
     return ids
+
+
+def with_streamed_malformed(message: AIMessage) -> AIMessage:
+    """`message` with every call whose streamed arguments (`provider_compat`: the merge parses
+    them leniently, text that is not JSON becomes `{}`) are not a JSON object moved to
+    `invalid_tool_calls`, with the text as it was sent."""
+    raw = message.response_metadata.get(ARGUMENTS_KEY)
+    if not isinstance(raw, dict):
+        return message
+    valid, invalid = [], list(message.invalid_tool_calls)
+    for call in message.tool_calls:
+        text = raw.get(call["id"])
+        if isinstance(text, str) and text.strip() and not _is_object(text):
+            invalid.append(
+                {
+                    "type": "invalid_tool_call",
+                    "id": call["id"],
+                    "name": call["name"],
+                    "args": text,
+                    "error": parse_problem(text),
+                }
+            )
+        else:
+            valid.append(call)
+    if len(valid) == len(message.tool_calls):
+        return message
+    return message.model_copy(update={"tool_calls": valid, "invalid_tool_calls": invalid})
+
+
+def _is_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except json.JSONDecodeError:
+        return False
 
 
 def _fresh(call_id: str, used: set[str], turn: int) -> str:
@@ -114,23 +188,79 @@ def malformed_answer(name: str | None, raw: str | None, schemas: dict[str, str])
     )
 
 
+def _name(tool: Any) -> str | None:
+    return tool.get("name") if isinstance(tool, dict) else getattr(tool, "name", None)
+
+
 class ToolCallsMiddleware(AgentMiddleware):
-    def __init__(self, seat: Seat | Place) -> None:
+    def __init__(self, seat: Seat | Place, board: LabBoard | None = None) -> None:
+        """`board` tells whether the team has company (None: the peer tools are never
+        offered, as no board tool exists)."""
         super().__init__()
         self.seat = seat
-        self._schemas: dict[str, str] = {}  # the argument schema of each tool last offered
+        self.board = board
+        # per team (one instance serves every team of a shared graph): the argument schema of
+        # each tool last offered to it
+        self._offered: dict[str, dict[str, str]] = {}
+        # the schemas of one set of offered tools (by identity), computed once: the graph's
+        # tools are the same objects at every call
+        self._schemas_of: dict[tuple[int, ...], tuple[list[Any], dict[str, str]]] = {}
+
+    async def _hidden(self, seat: Seat) -> frozenset[str]:
+        if self.board is None:
+            return EXCLUDED_TOOLS
+        _policies, teams = await self.board.policies(seat.ctx.run_id)
+        alone = all(t == seat.team_id for t in teams)
+        return EXCLUDED_TOOLS | PEER_TOOLS if alone else EXCLUDED_TOOLS
+
+    def _schemas(self, offered: list[Any]) -> dict[str, str]:
+        key = tuple(id(t) for t in offered)
+        known = self._schemas_of.get(key)
+        if known is None:  # the list is kept with them, so the ids stay theirs
+            known = (offered, {t.name: _schema(t) for t in offered if isinstance(t, BaseTool)})
+            self._schemas_of[key] = known
+        return known[1]
 
     async def awrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
-        self._schemas = {t.name: _schema(t) for t in request.tools if isinstance(t, BaseTool)}
+        seat = self.seat.at(request.runtime)
+        hidden = await self._hidden(seat)
+        offered = [t for t in request.tools if _name(t) not in hidden]
+        if len(offered) != len(request.tools):
+            request = request.override(tools=offered)
+        self._offered[seat.team_id] = self._schemas(offered)
         response = await handler(request)
         history = request.state.get("messages", [])
         used = used_ids(history)
         turn = sum(1 for m in history if isinstance(m, AIMessage)) + 1
         response.result = [
-            unique_call_ids(m, used, turn) if isinstance(m, AIMessage) else m
+            unique_call_ids(with_streamed_malformed(m), used, turn)
+            if isinstance(m, AIMessage)
+            else m
             for m in response.result
         ]
         return response
+
+    async def awrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResultT:
+        call = request.tool_call
+        name = call["name"]
+        # before this process's first model call (a turn resumed at a tool call) nothing
+        # was offered yet: the call stands
+        schemas = self._offered.get(self.seat.at(request.runtime).team_id, {})
+        if schemas and name not in schemas:
+            known = ", ".join(sorted(schemas))
+            return ToolMessage(
+                content=f"error: {name} is not one of your tools; nothing was run. Your "
+                f"tools are: {known}.",
+                name=name,
+                tool_call_id=call["id"],
+                status="error",
+            )
+        result = await handler(request)
+        if name == "read_file" and isinstance(result, ToolMessage):
+            text = result.content
+            if isinstance(text, str) and "execute(" in text:
+                result = result.model_copy(update={"content": without_execute(text)})
+        return result
 
     @hook_config(can_jump_to=["model"])
     async def aafter_model(self, state: AgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -142,8 +272,8 @@ class ToolCallsMiddleware(AgentMiddleware):
             call_id, name, raw = call.get("id"), call.get("name"), call.get("args")
             if not call_id:
                 continue
-            text = malformed_answer(name, raw, self._schemas)
             seat = self.seat.at(runtime)
+            text = malformed_answer(name, raw, self._offered.get(seat.team_id, {}))
             once = seat.once(call_id)
             who = seat.member
             args = clip(raw or "", 4000)
