@@ -10,7 +10,7 @@ Every team of a run with the same shape shares one compiled agent graph (`agents
 the figures say how many graphs the run compiled. The peak RSS is the process's, so it includes
 the warm-up teams.
 
-Run: uv run python bench/teams.py [--teams 100] [--latency 2] [--seconds 60]
+Run: uv run python bench/teams.py [--teams 100] [--latency 2] [--seconds 60] [--phase1-seconds 1800]
 Goals (issue #15): <= 20 ms CPU per step, <= 600 MB peak RSS, model-call slots busy all the time.
 """
 
@@ -44,6 +44,12 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=2.0)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--warm-teams", type=int, default=12)
+    parser.add_argument(
+        "--phase1-seconds",
+        type=float,
+        default=1800.0,
+        help="stop phase 1 after this long (the figures are per step done)",
+    )
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="jk-bench-teams-", dir="/tmp"))
     folder.chmod(0o755)  # the sandbox user must reach the data folder
@@ -70,7 +76,7 @@ async def bench(args: argparse.Namespace, settings: Settings) -> None:
         for _ in range(args.teams):
             await scheduler.add_team("offline")
         cpu0, wall0 = _cpu_seconds(), time.monotonic()
-        reason = await scheduler.run(seconds=1800)
+        reason = await scheduler.run(seconds=args.phase1_seconds)
         cpu, wall = _cpu_seconds() - cpu0, time.monotonic() - wall0
         steps = await _count_responses(runtime, run.id)
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
