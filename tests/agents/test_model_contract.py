@@ -23,6 +23,15 @@ from tests.support.openai_server import OpenAIServer, Reply, ToolCall
 
 KEY = "sk-model-contract-key-0033"
 PEERS = {"send_message", "read_public_candidates", "fetch_candidate_source", "record_experience"}
+LAB_TOOLS = {
+    "record_experiment_plan",
+    "compile_kernel",
+    "simulate_kernel",
+    "read_simulation_results",
+    "list_local_cases",
+    "propose_local_cases",
+    "read_inbox",
+}
 LONG_LINE = "x" * 200_000
 
 
@@ -31,7 +40,7 @@ def _steps(body: dict[str, Any]) -> Reply:
         ToolCall("read_file", {"file_path": "/spec.md"}),
         ToolCall("compile_kernel", {}),
         ToolCall("execute", {"command": "ls"}),
-        ToolCall("send_message", {"to": "all", "text": "hello"}),
+        ToolCall("read_flie", {"file_path": "/spec.md"}),
         ToolCall("write_file", {"file_path": "/scratch/long.txt", "content": LONG_LINE}),
         ToolCall("read_file", {"file_path": "/scratch/long.txt"}),
     ]
@@ -39,6 +48,14 @@ def _steps(body: dict[str, Any]) -> Reply:
     if done < len(steps):
         return Reply(tool_calls=[steps[done]])
     return Reply(text="Nothing better to try. [done]")
+
+
+def _described(offered: dict[str, Any], names: set[str]) -> None:
+    """Every argument of these tools has a description."""
+    assert names <= set(offered)
+    for name in names:
+        props = offered[name]["parameters"].get("properties", {})
+        assert all(p.get("description") for p in props.values()), name
 
 
 def _system(body: dict[str, Any]) -> str:
@@ -77,20 +94,18 @@ async def test_a_lone_team_sees_the_loop_its_budget_and_only_tools_it_can_use(
     offered = {t["function"]["name"]: t["function"] for t in first["tools"]}
     assert "read_inbox" in offered and not PEERS & set(offered)
     assert "execute" not in json.dumps([first["tools"], system])
-    for name in ("record_experiment_plan", "simulate_kernel"):
-        props = offered[name]["parameters"]["properties"]
-        assert all(p.get("description") for p in props.values()), name
+    _described(offered, LAB_TOOLS)
     local = [c.id for c in local_cases()]
     plan_ids = offered["record_experiment_plan"]["parameters"]["properties"]["case_ids"]
     assert plan_ids["items"]["enum"] == local
     assert local[0] in json.dumps(offered["simulate_kernel"]["parameters"]["properties"])
 
-    spec, compiled, execute, peer, _written, long_read = _results(last)
+    spec, compiled, execute, misspelt, _written, long_read = _results(last)
     last_line = (scheduler.operator.spec_path.read_text().rstrip().splitlines())[-1]
     assert last_line in spec  # the whole spec in the first read
     compiled_answer = json.loads(compiled)
     assert compiled_answer["status"] == "compiled" and compiled_answer["smoke"] == "passed"
-    for refused in (execute, peer):
+    for refused in (execute, misspelt):
         assert "not one of your tools" in refused and "read_inbox" in refused
         assert "execute" not in refused.split("Your tools are")[1]
         assert "send_message" not in refused.split("Your tools are")[1]
@@ -110,7 +125,7 @@ async def test_a_team_with_company_is_offered_the_board_tools(runtime: LabRuntim
         bodies = srv.chat_bodies
     assert len(bodies) == 2
     for body in bodies:
-        assert {t["function"]["name"] for t in body["tools"]} >= PEERS
+        _described({t["function"]["name"]: t["function"] for t in body["tools"]}, PEERS)
         system = _system(body)
         assert "has no Judger" in system and "no fixed end" not in system
 
@@ -127,6 +142,7 @@ def test_the_spec_reads_whole_and_other_files_page(target: str, tmp_path: Path) 
     assert spec.error is None and spec.end_line == spec.total_lines == len(lines) > 100
     skill = backend.read("/skills/engineering-workflow/SKILL.md", 0, 100)
     assert skill.end_line == skill.total_lines
+    assert backend.read("/spec.md", 0, 5).end_line == 5  # a limit the model chose stands
     (backend.workspace.root / "scratch" / "notes.md").write_text("line\n" * 150)
     notes = backend.read("/scratch/notes.md", 0, 100)
     assert notes.end_line == 100 and notes.total_lines == 150 and notes.next_offset == 100

@@ -15,6 +15,7 @@ from justkernel.agents.backend import WorkspaceBackend
 from justkernel.agents.summarization import HistoryBackend, context_limits
 from justkernel.app import LabRuntime
 from justkernel.governance.budget import BudgetCaps
+from justkernel.governance.limits import ModelCallLimiter
 from justkernel.operators import load_operator
 from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.settings.models import ModelPreset
@@ -46,9 +47,13 @@ class Script:
     total_tokens: Callable[[int], int] = lambda _step: 120
     summary_usage: Usage = field(default_factory=lambda: Usage(300, 40))
     answered: int = 0
+    limiter: ModelCallLimiter | None = None  # the run's, to see who holds a slot
+    slots_held_at_summary: list[int] = field(default_factory=list)
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         if is_summary(body):
+            if self.limiter is not None:
+                self.slots_held_at_summary.append(self.limiter.in_flight)
             return Reply(text=SUMMARY_TEXT, usage=self.summary_usage)
         self.answered += 1
         step = self.answered
@@ -67,6 +72,7 @@ async def run_team(
         runtime.presets["scripted"] = preset.model_copy(update={"base_url": server.base_url})
         run = await runtime.lab.runs.create("summaries")
         scheduler = runtime.scheduler(run.id, SchedulerConfig(caps=caps or BudgetCaps()))
+        script.limiter = scheduler.governance.limiter
         team = await scheduler.add_team("scripted")
         await scheduler.run(seconds=90)
         status = (await scheduler.registry.get(run.id, team.id)).status
@@ -106,6 +112,8 @@ async def test_summary_calls_are_recorded_counted_and_trigger_at_the_derived_thr
     summary_events = [p for p in recorded if p["purpose"] == "summary"]
     assert summary_events[0]["usage"]["input_tokens"] == 300
     assert SUMMARY_TEXT in summary_events[0]["text"]
+    # and while the summary was asked for, it held a model-call slot (the only call in flight)
+    assert script.slots_held_at_summary == [1] * len(summaries)
 
     # the older history went to the team's scratch/, and nothing was refused
     histories = list((workspace / "scratch" / "conversation_history").glob("*.md"))

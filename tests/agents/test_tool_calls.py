@@ -113,3 +113,43 @@ async def test_a_malformed_tool_call_is_logged_and_answered_with_the_parse_error
     assert result["error"] is True and "not valid JSON" in result["content"]
     turns = [p for k, p in events if k == "team.turn"]
     assert len(turns) == 1  # one turn: plan corrected without the scheduler's Continue
+
+
+class _Request:
+    """What the middleware reads of a model request: the tools offered and the state."""
+
+    def __init__(self, history: list[Any]) -> None:
+        self.tools: list[Any] = []
+        self.state = {"messages": history}
+
+
+async def test_a_members_ids_never_repeat_across_its_tasks() -> None:
+    """A member's thread starts afresh at each `task`, so call_0 of its second task is not in
+    its history, yet the team's plans and events already hold it: a member's ids are always
+    made unique; the team's own ids change only when its history holds them."""
+    from langchain.agents.middleware.types import ModelResponse
+    from langchain_core.messages import AIMessage
+
+    from justkernel.agents.middleware import Seat, TeamSignals
+    from justkernel.agents.middleware.tool_calls import ToolCallsMiddleware
+    from tests.support.labs import scripted_preset
+
+    def reply() -> AIMessage:
+        return AIMessage(
+            content="", tool_calls=[{"name": "list_local_cases", "args": {}, "id": "call_0"}]
+        )
+
+    async def handler(_request: Any) -> ModelResponse:
+        return ModelResponse(result=[reply()])
+
+    team = Seat(None, scripted_preset("http://127.0.0.1:9"), "openai_compatible", TeamSignals())  # type: ignore[arg-type]
+    analyst = team.for_member("analyst", team.preset, team.provider)
+    seen = []
+    for _task in range(2):  # two tasks: each a fresh thread
+        response = await ToolCallsMiddleware(analyst).awrap_model_call(_Request([]), handler)  # type: ignore[arg-type]
+        seen.append(response.result[0].tool_calls[0]["id"])
+    assert len(set(seen)) == 2 and "call_0" not in seen
+    fresh = await ToolCallsMiddleware(team).awrap_model_call(_Request([]), handler)  # type: ignore[arg-type]
+    assert fresh.result[0].tool_calls[0]["id"] == "call_0"  # nothing to collide with
+    again = await ToolCallsMiddleware(team).awrap_model_call(_Request([reply()]), handler)  # type: ignore[arg-type]
+    assert again.result[0].tool_calls[0]["id"] != "call_0"

@@ -156,10 +156,10 @@ async def _walked(
     candidate = frozen["candidate_id"]
     reviews = await _events(runtime, run_id, "judger.review")
     assert any(r["candidate_id"] == candidate and r["verdict"] == "accepted" for r in reviews)
-    # (the untouched template the model measured first may be submitted too, as the Judger
-    # does today; nothing here depends on it)
+    # the untouched template the model measured first was frozen too, but the review keeps
+    # it from the judge: the one submission is the improvement
     submitted = await _events(runtime, run_id, "judger.submission")
-    assert [s["backend"] for s in submitted if s["candidate_id"] == candidate] == ["local"]
+    assert [(s["candidate_id"], s["backend"]) for s in submitted] == [(candidate, "local")]
     (official,) = [
         r
         for r in await _events(runtime, run_id, "official.result")
@@ -167,6 +167,11 @@ async def _walked(
     ]
     assert official["status"] == "official_pass" and len(official["points"]) == 15
     assert all(p["passed"] for p in official["points"])
+
+    # the model was told the loop (the Judger, the inbox), and why it was woken
+    assert "Judger" in model.seen.system[0] and "read_inbox" in model.seen.system[0]
+    woken = [p for p in model.seen.prompts if candidate in p]
+    assert woken and "read_inbox" in woken[0], model.seen.prompts
 
     # the result reached the team's inbox and the model read it there
     inbox = [r["content"] for r in results if r["name"] == "read_inbox"]

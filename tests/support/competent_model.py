@@ -114,7 +114,6 @@ class Seen:
     system: list[str] = field(default_factory=list)  # system prompts (text), per request
     prompts: list[str] = field(default_factory=list)  # every distinct user prompt, in order
     compile_errors: list[str] = field(default_factory=list)  # diagnostics it fixed
-    inbox: list[Any] = field(default_factory=list)  # read_inbox results (parsed)
     decisions: list[str] = field(default_factory=list)  # the step it chose, per request
 
 

@@ -12,9 +12,9 @@ refusal comes back as the operation's error, naming the path as the agent gave i
 the host path. The workspace's repository lives outside the tree; should anything git reads as
 its own be in it anyway (an earlier session's data), `ls`, `grep` and `glob` leave it out.
 
-The lab's own documents (`/spec.md` and the skills) are read whole from the top: `read_file`
-pages at 100 lines by default, and the spec's symbol rules and performance shapes sit past its
-first page, where a model that read one page would never look.
+The lab's own documents (`/spec.md` and the skills) are read whole from the top when no other
+limit is asked: `read_file` pages at 100 lines by default, and the spec's symbol rules and
+performance shapes sit past its first page, where a model that read one page would never look.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from deepagents.backends.protocol import (
     ReadResult,
     WriteResult,
 )
+from deepagents.middleware.filesystem import DEFAULT_READ_LIMIT
 
 from justkernel.core.relpath import is_git_name
 from justkernel.teams.workspace import SKILLS_DIR, TeamWorkspace, WorkspaceError
@@ -76,8 +77,8 @@ class WorkspaceBackend(FilesystemBackend):
             path = self.checked(file_path)
         except Refused as exc:
             return ReadResult(error=str(exc))
-        if offset == 0 and is_lab_document(path):
-            limit = max(limit, LAB_DOC_LINES)
+        if offset == 0 and limit == DEFAULT_READ_LIMIT and is_lab_document(path):
+            limit = LAB_DOC_LINES  # an explicit other limit is the model's choice
         return super().read(path, offset, limit)
 
     def ls(self, path: str) -> LsResult:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
+from pydantic import Field
 
 from justkernel.a2a.board import BoardError, LabBoard
 from justkernel.a2a.policies import (
@@ -46,7 +47,9 @@ def build_board_tools(ctx: TeamContext, access: BoardAccess) -> list[BaseTool]:
 
     @tool
     async def send_message(
-        to: str, text: str, tool_call_id: Annotated[str, InjectedToolCallId]
+        to: Annotated[str, Field(description='a team id (e.g. team-002) or "all"')],
+        text: Annotated[str, Field(description="the message, short (at most 4000 characters)")],
+        tool_call_id: Annotated[str, InjectedToolCallId],
     ) -> str:
         """Send a short message to another team (its id, e.g. team-002) or to "all"."""
         try:
@@ -96,7 +99,11 @@ def build_board_tools(ctx: TeamContext, access: BoardAccess) -> list[BaseTool]:
         return _json({"candidates": rows[:20], "my_best_total_est_cycles": ctx.best_cycles})
 
     @tool
-    async def fetch_candidate_source(candidate_id: str) -> str:
+    async def fetch_candidate_source(
+        candidate_id: Annotated[
+            str, Field(description="a candidate_id read_public_candidates listed")
+        ],
+    ) -> str:
         """Copy a public candidate's source into scratch/candidates/<id>/ (your own op_host/
         and op_kernel/ stay untouched) and return its files."""
         if not can_receive_from_others(access.policy):
@@ -104,7 +111,12 @@ def build_board_tools(ctx: TeamContext, access: BoardAccess) -> list[BaseTool]:
         try:
             cand = await store.get(ctx.run_id, candidate_id)
         except LookupError:
-            return _json({"error": f"no candidate {candidate_id}"})
+            return _json(
+                {
+                    "error": f"no candidate {candidate_id}",
+                    "next": "read_public_candidates lists the candidates you can fetch",
+                }
+            )
         if cand.team_id == ctx.team_id:
             return _json({"error": "that candidate is your own"})
         policies, _order = await board.policies(ctx.run_id)
@@ -141,12 +153,14 @@ def build_board_tools(ctx: TeamContext, access: BoardAccess) -> list[BaseTool]:
 
     @tool
     async def record_experience(
-        condition: str,
-        change: str,
-        effect: str,
+        condition: Annotated[str, Field(description="where it holds: shapes, dtype, axes")],
+        change: Annotated[str, Field(description="what was changed in the kernel or tiling")],
+        effect: Annotated[str, Field(description="the measured effect, with figures")],
         tool_call_id: Annotated[str, InjectedToolCallId],
-        receipt_id: str | None = None,
-        candidate_id: str | None = None,
+        receipt_id: Annotated[
+            str | None, Field(description="the receipt that shows the effect")
+        ] = None,
+        candidate_id: Annotated[str | None, Field(description="the candidate, if frozen")] = None,
     ) -> str:
         """Share a conditioned lesson: "on <condition>, <change> gave <effect>", with the
         receipt (and candidate) that shows it."""

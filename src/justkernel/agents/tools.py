@@ -311,11 +311,18 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
 
     @tool
     async def read_simulation_results(
-        receipt_id: str | None = None,
-        section: Literal["summary", "log", "profile", "pipeline"] = "summary",
-        offset: int = 0,
-        case_id: str | None = None,
-        page: int = 1,
+        receipt_id: Annotated[
+            str | None, Field(description="a receipt_id a simulation returned; default the latest")
+        ] = None,
+        section: Annotated[
+            Literal["summary", "log", "profile", "pipeline"], Field(description="what to read")
+        ] = "summary",
+        offset: Annotated[int, Field(description='section="log": the character to start at')] = 0,
+        case_id: Annotated[
+            str | None,
+            Field(description='section="pipeline": a perf case id; default the costliest'),
+        ] = None,
+        page: Annotated[int, Field(description='section="pipeline": the page, 1-based')] = 1,
     ) -> str:
         """Read a receipt (the latest by default).
 
@@ -379,7 +386,12 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
         )
 
     @tool
-    async def propose_local_cases(cases: list[dict[str, Any]], rationale: str) -> str:
+    async def propose_local_cases(
+        cases: Annotated[
+            list[dict[str, Any]], Field(description="up to 10 cases, each as the description says")
+        ],
+        rationale: Annotated[str, Field(description="why these shapes matter for your kernel")],
+    ) -> str:
         """Add probe cases of your own (up to 10): each {"id", "input0", "input1", "input2"
         (shapes), "dtype" (float32|float16), "axes", "keep_dims", "distribution"
         (symmetric|positive)}. They are unconfirmed hypotheses for probes only: the 15 local

@@ -9,15 +9,19 @@ before anything else sees them: an id the thread's state already holds (or that 
 the response) gets a suffix. Only the fresh response is rewritten, before it reaches the state,
 so an id that reached a checkpoint is never changed (a resumed turn re-runs its calls with the
 ids they had). The state's messages are read, not the request's: summarization shortens the
-request, not the history.
+request, not the history. A member (a subagent) starts a fresh thread at every `task`, so
+its history cannot say which ids its team already used (plans and events key on them across
+the team): every id of a member's response gets a random tag.
 
 Offered tools. The model is offered only the tools it can use: never a tool the harness
 excludes (`execute`: no shell here), and not the four tools that reach other teams while the
 team is the run's only one (no other team and no outside agent has joined; asked at every
 call, since teams and outside agents may join a running run). `read_inbox` stays: the Judger's
-official feedback arrives there. A call of a tool not offered is answered with the tools that
-are (LangChain's own answer would list the hidden ones too); a result of Deep Agents that
-suggests `execute` is rewritten to say what the model can do instead.
+official feedback arrives there. A call of a tool the agent lacks, or of one the harness
+excludes, is answered with the tools that are offered (LangChain's own answer would list
+`execute`); a hidden peer tool still runs when called (nobody to reach: harmless, and the
+offline playbook calls it anyway). A read_file result of Deep Agents that suggests `execute`
+is rewritten to say what the model can do instead.
 
 Malformed calls. Arguments that are not a JSON object reach LangChain as
 `AIMessage.invalid_tool_calls`: no tool runs, the turn simply ends, and the next turn gets
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from typing import Any
 
 from deepagents.middleware.filesystem import READ_FILE_TRUNCATION_MSG
@@ -127,23 +132,26 @@ def _is_object(text: str) -> bool:
         return False
 
 
-def _fresh(call_id: str, used: set[str], turn: int) -> str:
-    candidate, n = f"{call_id}_r{turn}", 1
+def _fresh(call_id: str, used: set[str], tag: str) -> str:
+    candidate, n = f"{call_id}_{tag}", 1
     while candidate in used:
         n += 1
-        candidate = f"{call_id}_r{turn}.{n}"
+        candidate = f"{call_id}_{tag}.{n}"
     return candidate
 
 
-def unique_call_ids(message: AIMessage, used: set[str], turn: int) -> AIMessage:
-    """`message` with every call id that is in `used` (or repeats in it) replaced, and the
-    replacements added to `used`; the message itself when nothing had to change."""
+def unique_call_ids(
+    message: AIMessage, used: set[str], tag: str, *, every: bool = False
+) -> AIMessage:
+    """`message` with every call id that is in `used` (or repeats in it; with `every`, every
+    id) replaced by one tagged `tag`, and the replacements added to `used`; the message itself
+    when nothing had to change."""
     renamed: dict[int, str] = {}
     calls = [*message.tool_calls, *message.invalid_tool_calls]
     for index, call in enumerate(calls):
         call_id = call["id"]
-        if call_id and call_id in used:
-            renamed[index] = _fresh(call_id, used, turn)
+        if call_id and (every or call_id in used):
+            renamed[index] = _fresh(call_id, used, tag)
             call_id = renamed[index]
         if call_id:
             used.add(call_id)
@@ -200,8 +208,9 @@ class ToolCallsMiddleware(AgentMiddleware):
         self.seat = seat
         self.board = board
         # per team (one instance serves every team of a shared graph): the argument schema of
-        # each tool last offered to it
+        # each tool last offered to it, and every tool its agent has, offered or not
         self._offered: dict[str, dict[str, str]] = {}
+        self._registered: dict[str, frozenset[str]] = {}
         # the schemas of one set of offered tools (by identity), computed once: the graph's
         # tools are the same objects at every call
         self._schemas_of: dict[tuple[int, ...], tuple[list[Any], dict[str, str]]] = {}
@@ -224,6 +233,7 @@ class ToolCallsMiddleware(AgentMiddleware):
     async def awrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
         seat = self.seat.at(request.runtime)
         hidden = await self._hidden(seat)
+        self._registered[seat.team_id] = frozenset(n for t in request.tools if (n := _name(t)))
         offered = [t for t in request.tools if _name(t) not in hidden]
         if len(offered) != len(request.tools):
             request = request.override(tools=offered)
@@ -231,9 +241,13 @@ class ToolCallsMiddleware(AgentMiddleware):
         response = await handler(request)
         history = request.state.get("messages", [])
         used = used_ids(history)
-        turn = sum(1 for m in history if isinstance(m, AIMessage)) + 1
+        member = self.seat.member
+        if member is None:
+            tag, every = f"r{sum(1 for m in history if isinstance(m, AIMessage)) + 1}", False
+        else:  # a member's thread starts afresh at each task: its history cannot tell
+            tag, every = f"{member}{secrets.token_hex(3)}", True
         response.result = [
-            unique_call_ids(with_streamed_malformed(m), used, turn)
+            unique_call_ids(with_streamed_malformed(m), used, tag, every=every)
             if isinstance(m, AIMessage)
             else m
             for m in response.result
@@ -244,9 +258,13 @@ class ToolCallsMiddleware(AgentMiddleware):
         call = request.tool_call
         name = call["name"]
         # before this process's first model call (a turn resumed at a tool call) nothing
-        # was offered yet: the call stands
-        schemas = self._offered.get(self.seat.at(request.runtime).team_id, {})
-        if schemas and name not in schemas:
+        # was offered yet: the call stands. A peer tool hidden from a lone team still runs
+        # when called (it is harmless: nobody to reach); a tool the agent lacks, or one the
+        # harness excludes, is refused naming the tools that are offered
+        team_id = self.seat.at(request.runtime).team_id
+        schemas = self._offered.get(team_id, {})
+        unknown = name in EXCLUDED_TOOLS or name not in self._registered.get(team_id, ())
+        if schemas and name not in schemas and unknown:
             known = ", ".join(sorted(schemas))
             return ToolMessage(
                 content=f"error: {name} is not one of your tools; nothing was run. Your "
