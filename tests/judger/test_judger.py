@@ -121,6 +121,7 @@ async def test_judger_submits_within_quota_and_results_reach_every_team(
     own = await scheduler.board.deliver(run.id, teams[0].id, "check")
     corrections = [m for m in own if m.recipient == teams[0].id]
     assert {m.payload["submission_id"] for m in corrections} == wanted
+    assert len(own) == len(corrections)  # the public copy of its own result is not sent to it
     assert all(len(m.payload["points"]) == 15 for m in corrections)  # the full per-point data
     for team in teams[1:]:
         inbox = await scheduler.board.deliver(run.id, team.id, "check")

@@ -401,6 +401,7 @@ class Judger:
             sender="judger",
             sender_message_id=f"result:{sub.id}:all",
             recipient="all",
+            excluding=sub.team_id,  # its own message above says it in full
             type="feedback",
             payload={
                 "submission_id": sub.id,
