@@ -5,6 +5,7 @@ every response, as some servers do) and arguments that are not JSON."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Any
 
 from justkernel.app import LabRuntime
@@ -121,6 +122,7 @@ class _Request:
     def __init__(self, history: list[Any]) -> None:
         self.tools: list[Any] = []
         self.state = {"messages": history}
+        self.runtime = None  # a seat built for one team needs no bound team
 
 
 async def test_a_members_ids_never_repeat_across_its_tasks() -> None:
@@ -142,7 +144,8 @@ async def test_a_members_ids_never_repeat_across_its_tasks() -> None:
     async def handler(_request: Any) -> ModelResponse:
         return ModelResponse(result=[reply()])
 
-    team = Seat(None, scripted_preset("http://127.0.0.1:9"), "openai_compatible", TeamSignals())  # type: ignore[arg-type]
+    ctx = SimpleNamespace(run_id="run", team_id="team-001")
+    team = Seat(ctx, scripted_preset("http://127.0.0.1:9"), "openai_compatible", TeamSignals())  # type: ignore[arg-type]
     analyst = team.for_member("analyst", team.preset, team.provider)
     seen = []
     for _task in range(2):  # two tasks: each a fresh thread

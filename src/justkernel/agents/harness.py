@@ -1,4 +1,6 @@
-"""The team harness: one Deep Agents agent per team, rooted in the team's workspace.
+"""The team harness: a Deep Agents agent per team, rooted in the team's workspace, on one compiled
+graph every team of the same shape shares (`SharedGraphs`; each call binds its team through
+LangGraph's run context, see `agents.binding`).
 
 The agent gets the built-in file tools and the todo list (confined to the workspace by
 `WorkspaceBackend`), the lab tools (`build_tools`), the skills copied into the workspace (with
@@ -20,7 +22,7 @@ usage events as the team's; a member's pause is the team's (`TeamSignals` is sha
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -36,11 +38,18 @@ from langchain.agents.middleware import AgentMiddleware, TodoListMiddleware
 from langchain_core.language_models import BaseChatModel
 
 from justkernel.agents.backend import WorkspaceBackend
+from justkernel.agents.binding import (
+    TEAM_NAME_SLOT,
+    CallBackend,
+    CallContext,
+    TeamBindingMiddleware,
+    TeamCall,
+)
 from justkernel.agents.board_tools import BoardAccess, build_board_tools
 from justkernel.agents.middleware.budget import BudgetMiddleware
 from justkernel.agents.middleware.events import EventsMiddleware, SourceTracker
 from justkernel.agents.middleware.inbox import InboxAcksMiddleware
-from justkernel.agents.middleware.shared import Governance, Seat, TeamSignals
+from justkernel.agents.middleware.shared import Governance, Place, Seat, TeamSignals
 from justkernel.agents.middleware.slots import ModelCallSlotsMiddleware
 from justkernel.agents.middleware.tool_calls import EXCLUDED_TOOLS, ToolCallsMiddleware
 from justkernel.agents.middleware.watchdog import WatchdogMiddleware
@@ -174,7 +183,10 @@ def provider_key(preset: ModelPreset) -> str:
 
 
 def team_middleware(
-    seat: Seat, governance: Governance, source: SourceTracker, board: BoardAccess | None
+    seat: Seat | Place,
+    governance: Governance,
+    source: SourceTracker | None,
+    board: BoardAccess | None,
 ) -> list[AgentMiddleware]:
     """One agent's middlewares, in the order they must run (the first is the outermost
     around a model call, and `before_model` hooks run first to last):
@@ -191,6 +203,9 @@ def team_middleware(
        before the events (or anything else) see them, so the ids recorded are the ids the
        tools run with; its `after_model` answers malformed calls;
     6. the model-call slot, innermost: held only while the model runs.
+
+    In a shared graph `seat` is a `Place` and `source` None: each call finds its team in the
+    run context, and `build_team_agent` puts `TeamBindingMiddleware` outside them all.
     """
     stack: list[AgentMiddleware] = []
     if board is not None:
@@ -206,26 +221,150 @@ def team_middleware(
 
 
 def _member_specs(
-    seat: Seat,
+    place: Place,
     team: PresetModel,
     chosen: Mapping[str, PresetModel],
-    middleware: Callable[[Seat, BaseChatModel], list[AgentMiddleware]],
+    middleware: Callable[[Place, BaseChatModel], list[AgentMiddleware]],
 ) -> list[dict[str, Any]]:
     """One subagent spec per member: its own model when one was chosen (else Deep Agents gives
-    it the team's) and its own middlewares, on the preset and model that actually serve it."""
+    it the team's) and its own middlewares, on the preset and model that actually serve it.
+    The call's team is bound by the member's `TeamBindingMiddleware` (its model:
+    `TeamCall.model_for`)."""
     for role in chosen:
         _check_role(role)
     specs: list[dict[str, Any]] = []
     for member in MEMBERS:
         role = member["name"]
         serving = chosen.get(role) or team
-        for_seat = seat.for_member(role, serving.preset, provider_key(serving.preset))
+        for_place = place.for_member(role, serving.preset, provider_key(serving.preset))
         choice = chosen.get(role)
-        spec: dict[str, Any] = {**member, "middleware": middleware(for_seat, serving.model)}
+        spec: dict[str, Any] = {
+            **member,
+            "middleware": [TeamBindingMiddleware(role), *middleware(for_place, serving.model)],
+        }
         if choice is not None:
             spec["model"] = choice.model
         specs.append(spec)
     return specs
+
+
+GraphShape = tuple[Any, ...]
+
+
+@dataclass
+class SharedGraphs:
+    """The compiled agent graphs of one run, one per shape: every team with the same preset,
+    members and member presets, sharing policy and project runs on the same graph. One per
+    scheduler (its governance, board and checkpointer are in every graph it compiles)."""
+
+    graphs: dict[GraphShape, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.graphs)
+
+
+@dataclass(frozen=True)
+class TeamAgent:
+    """A team's agent: the shared graph and the team it binds on every invocation (the run
+    context is not checkpointed, so a resumed turn binds it again)."""
+
+    graph: Any
+    call: TeamCall
+
+    async def aget_state(self, config: Any) -> Any:
+        return await self.graph.aget_state(config)
+
+    async def ainvoke(self, turn_input: Any, config: Any, **kwargs: Any) -> Any:
+        return await self.graph.ainvoke(turn_input, config, context=self.call, **kwargs)
+
+
+def _shape(
+    ctx: TeamContext,
+    preset: ModelPreset,
+    members: bool,
+    chosen: Mapping[str, PresetModel],
+    board: BoardAccess | None,
+) -> GraphShape:
+    """What decides a graph's make-up: two teams that agree on all of it share one graph."""
+    return (
+        str(ctx.workspace.operator.project_dir),
+        preset.model_dump_json(),
+        members,
+        tuple(sorted((role, c.preset.model_dump_json()) for role, c in chosen.items())),
+        None if board is None else (id(board.board), id(board.candidates), board.policy),
+    )
+
+
+def _compile(
+    ctx: TeamContext,
+    model: BaseChatModel,
+    preset: ModelPreset,
+    governance: Governance,
+    checkpointer: Any,
+    *,
+    members: bool,
+    chosen: Mapping[str, PresetModel],
+    board: BoardAccess | None,
+    brief: RunBrief,
+) -> Any:
+    """The graph of a shape, built around the first team of that shape (its model and
+    member models are only the defaults: `TeamBindingMiddleware` routes every call to the
+    bound team's)."""
+    place = Place(preset, provider_key(preset))
+    backend = CallBackend()
+
+    def middleware(for_place: Place, for_model: BaseChatModel) -> list[AgentMiddleware]:
+        stack = team_middleware(for_place, governance, None, board)
+        if for_place.provider == OFFLINE_PROVIDER:  # the offline playbook is never summarised
+            return stack
+        # in place of Deep Agents' own: counted, sized to the model, history in scratch/; its
+        # summary call goes to the bound team's model like every other call
+        summaries = summarization_middleware(
+            for_place,
+            governance,
+            None,
+            for_model,
+            backend,
+            outer=[TeamBindingMiddleware(for_place.member)],
+        )
+        return [summaries, *stack]
+
+    team = PresetModel(preset, model)
+    subagents = _member_specs(place, team, chosen, middleware) if members or chosen else None
+    call_ctx: TeamContext = CallContext(blobs=ctx.blobs)  # type: ignore[assignment]
+    tools = build_tools(call_ctx) + (build_board_tools(call_ctx, board) if board else [])
+    operator = ctx.workspace.operator
+    sources = skill_sources(operator)
+    # in place of Deep Agents' own (same name): the lab's words for the skills, not its
+    # generic ones (web research, helper scripts)
+    skills = SkillsMiddleware(backend=backend, sources=sources, system_prompt=SKILLS_PROMPT)
+    return create_deep_agent(
+        model=model,
+        tools=tools,
+        system_prompt=system_prompt(
+            TEAM_NAME_SLOT,
+            operator.operator.display_name,
+            FIXED_FILES["ascendc" if is_ascendc_project(operator) else "cpu"],
+            brief,
+        ),
+        middleware=[
+            TeamBindingMiddleware(),
+            TodoListMiddleware(),
+            skills,
+            *middleware(place, model),
+        ],
+        subagents=subagents,
+        skills=[path for path, _label in sources],  # the middleware is ours (`skills`)
+        permissions=[
+            FilesystemPermission(
+                operations=["write"], paths=forbidden_writes(operator), mode="deny"
+            )
+        ],
+        backend=backend,
+        context_schema=TeamCall,
+        checkpointer=checkpointer,
+        name="team",
+    )
 
 
 def build_team_agent(
@@ -240,53 +379,43 @@ def build_team_agent(
     member_models: Mapping[str, PresetModel] | None = None,
     board: BoardAccess | None = None,
     brief: RunBrief | None = None,
-) -> tuple[Any, TeamSignals]:
-    """The compiled agent of one team and its signals (the scheduler reads why a turn paused,
-    and which provider failed).
+    graphs: SharedGraphs | None = None,
+) -> tuple[TeamAgent, TeamSignals]:
+    """The agent of one team and its signals (the scheduler reads why a turn paused, and
+    which provider failed).
 
     The team has members when `members` is set or `member_models` chooses a model for one.
     `brief` is what the system prompt says of the run (its end, its Judger, its caps).
+    Its graph is `graphs`' for the team's shape, compiled on first use (without `graphs`, a
+    graph of its own).
     """
     register_profiles()
-    signals = TeamSignals()
-    seat = Seat(ctx, preset, provider_key(preset), signals)
-    source = SourceTracker(ctx.workspace)  # one for the team: members share its workspace
-    backend = WorkspaceBackend(ctx.workspace)
-
-    def middleware(for_seat: Seat, for_model: BaseChatModel) -> list[AgentMiddleware]:
-        stack = team_middleware(for_seat, governance, source, board)
-        if for_seat.provider == OFFLINE_PROVIDER:  # the offline playbook is never summarised
-            return stack
-        # in place of Deep Agents' own: counted, sized to the model, history in scratch/
-        return [summarization_middleware(for_seat, governance, source, for_model, backend), *stack]
-
     chosen = member_models or {}
-    team = PresetModel(preset, model)
-    subagents = _member_specs(seat, team, chosen, middleware) if members or chosen else None
-    tools = build_tools(ctx) + (build_board_tools(ctx, board) if board is not None else [])
-    sources = skill_sources(ctx.workspace.operator)
-    # in place of Deep Agents' own (same name): the lab's words for the skills, not its
-    # generic ones (web research, helper scripts)
-    skills = SkillsMiddleware(backend=backend, sources=sources, system_prompt=SKILLS_PROMPT)
-    agent = create_deep_agent(
-        model=model,
-        tools=tools,
-        system_prompt=system_prompt(
-            team_name,
-            ctx.workspace.operator.operator.display_name,
-            FIXED_FILES["ascendc" if is_ascendc_project(ctx.workspace.operator) else "cpu"],
-            brief or RunBrief(),
-        ),
-        middleware=[TodoListMiddleware(), skills, *middleware(seat, model)],
-        subagents=subagents,
-        skills=[path for path, _label in sources],  # the middleware is ours (`skills`)
-        permissions=[
-            FilesystemPermission(
-                operations=["write"], paths=forbidden_writes(ctx.workspace.operator), mode="deny"
-            )
-        ],
-        backend=backend,
-        checkpointer=checkpointer,
-        name=ctx.team_id,
+    members = members or bool(chosen)
+    graphs = graphs if graphs is not None else SharedGraphs()
+    brief = brief or RunBrief()
+    shape = (*_shape(ctx, preset, members, chosen, board), repr(brief))
+    graph = graphs.graphs.get(shape)
+    if graph is None:
+        graph = _compile(
+            ctx,
+            model,
+            preset,
+            governance,
+            checkpointer,
+            members=members,
+            chosen=chosen,
+            board=board,
+            brief=brief,
+        )
+        graphs.graphs[shape] = graph
+    signals = TeamSignals()
+    call = TeamCall(
+        ctx=ctx,
+        signals=signals,
+        source=SourceTracker(ctx.workspace),  # one for the team: members share its workspace
+        backend=WorkspaceBackend(ctx.workspace),
+        team_name=team_name,
+        models={None: model, **{role: c.model for role, c in chosen.items()}},
     )
-    return agent, signals
+    return TeamAgent(graph, call), signals

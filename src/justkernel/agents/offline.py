@@ -50,6 +50,9 @@ class OfflinePlaybookModel(BaseChatModel):
     latency_seconds: float = Field(default=0.0, ge=0)
     model_name: str = "offline-playbook"
     _parsed: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
+    # tool -> its OpenAI schema: the agent binds the same tools (one shared graph's) at every
+    # call, and converting them each time was a good part of a step's CPU
+    _schemas: dict[int, tuple[Any, dict[str, Any]]] = PrivateAttr(default_factory=dict)
 
     @property
     def _llm_type(self) -> str:
@@ -62,7 +65,17 @@ class OfflinePlaybookModel(BaseChatModel):
         return params
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+        return self.bind(tools=[self._schema(t) for t in tools], **kwargs)
+
+    def _schema(self, tool: Any) -> dict[str, Any]:
+        """The tool's schema, converted once per tool object (kept with it, so an id that a
+        collected tool left behind is never mistaken for another's)."""
+        known = self._schemas.get(id(tool))
+        if known is not None and known[0] is tool:
+            return known[1]
+        schema = convert_to_openai_tool(tool)
+        self._schemas[id(tool)] = (tool, schema)
+        return schema
 
     # -- generation ---------------------------------------------------------------------
     def _generate(

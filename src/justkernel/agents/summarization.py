@@ -21,11 +21,11 @@ Left at its defaults it goes wrong three ways for us, each fixed here:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from deepagents.backends import CompositeBackend
-from deepagents.backends.protocol import EditResult, WriteResult
+from deepagents.backends.protocol import BackendProtocol, EditResult, WriteResult
 from deepagents.middleware.summarization import (
     DEEPAGENTS_DEFAULT_SUMMARY_PROMPT,
     SummarizationMiddleware,
@@ -35,10 +35,16 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, get_buffer_string
 from langchain_core.runnables import RunnableConfig
 
-from justkernel.agents.backend import WorkspaceBackend
 from justkernel.agents.middleware.budget import BudgetMiddleware
 from justkernel.agents.middleware.events import EventsMiddleware, SourceTracker
-from justkernel.agents.middleware.shared import Governance, ModelHandler, Seat, content_text
+from justkernel.agents.middleware.shared import (
+    Governance,
+    ModelHandler,
+    Place,
+    Seat,
+    call_runtime,
+    content_text,
+)
 from justkernel.agents.middleware.slots import ModelCallSlotsMiddleware
 from justkernel.core.events.agents import HistoryOffloadFailed
 from justkernel.settings.models import ModelPreset
@@ -112,10 +118,18 @@ class GovernedSummaries:
     """
 
     def __init__(
-        self, seat: Seat, governance: Governance, source: SourceTracker, model: BaseChatModel
+        self,
+        seat: Seat | Place,
+        governance: Governance,
+        source: SourceTracker | None,
+        model: BaseChatModel,
+        outer: Sequence[AgentMiddleware] = (),
     ) -> None:
+        """`outer`: middlewares around the chain (a shared graph's team binding, which also
+        routes the summary to the bound team's own model)."""
         self.model = model
         self.chain: list[AgentMiddleware] = [
+            *outer,
             BudgetMiddleware(seat, governance),
             EventsMiddleware(seat, source, purpose=SUMMARY_PURPOSE),
             ModelCallSlotsMiddleware(seat, governance),
@@ -133,7 +147,11 @@ class GovernedSummaries:
             return ModelResponse(result=[message])
 
         call = compose(self.chain, ask)
-        response = await call(ModelRequest(model=self.model, messages=[HumanMessage(prompt)]))
+        # the graph call's runtime: in a shared graph it names the team (`Place.at`)
+        request = ModelRequest(
+            model=self.model, messages=[HumanMessage(prompt)], runtime=call_runtime()
+        )
+        response = await call(request)
         reply = next((m for m in response.result if isinstance(m, AIMessage)), None)
         return content_text(reply.content).strip() if reply is not None else ""
 
@@ -143,7 +161,7 @@ class HistoryBackend(CompositeBackend):
     every refused history write reported (`on_refused`) instead of only logged."""
 
     def __init__(
-        self, workspace: WorkspaceBackend, on_refused: Callable[[str, str], Awaitable[None]]
+        self, workspace: BackendProtocol, on_refused: Callable[[str, str], Awaitable[None]]
     ) -> None:
         super().__init__(default=workspace, routes={}, artifacts_root=HISTORY_ROOT)
         self.on_refused = on_refused
@@ -168,11 +186,13 @@ class HistoryBackend(CompositeBackend):
 
 
 def summarization_middleware(
-    seat: Seat,
+    seat: Seat | Place,
     governance: Governance,
-    source: SourceTracker,
+    source: SourceTracker | None,
     model: BaseChatModel,
-    backend: WorkspaceBackend,
+    backend: BackendProtocol,
+    *,
+    outer: Sequence[AgentMiddleware] = (),
 ) -> AgentMiddleware:
     """The summarisation of one seat's agent, in place of Deep Agents' default (it has the
     default's name, so `create_deep_agent` puts it in the default's slot; a profile that
@@ -180,9 +200,10 @@ def summarization_middleware(
     limits = context_limits(seat.preset)
 
     async def refused(path: str, error: str) -> None:
-        await seat.ctx.emit(HistoryOffloadFailed(member=seat.member, path=path, error=error))
+        bound = seat.at(call_runtime())  # the team of the call that wrote the history
+        await bound.ctx.emit(HistoryOffloadFailed(member=bound.member, path=path, error=error))
 
-    summaries = GovernedSummaries(seat, governance, source, model)
+    summaries = GovernedSummaries(seat, governance, source, model, outer)
     return SummarizationMiddleware(
         model=model,
         backend=HistoryBackend(backend, refused),

@@ -35,6 +35,7 @@ from justkernel.agents.board_tools import BoardAccess
 from justkernel.agents.errors import ProviderConfigError, classify_error
 from justkernel.agents.harness import (
     PresetModel,
+    SharedGraphs,
     build_team_agent,
     chat_model,
     member_presets,
@@ -156,6 +157,7 @@ class Scheduler:
             on_pause=self._on_pause,
         )
         self._runtimes: dict[str, _TeamRuntime] = {}
+        self.graphs = SharedGraphs()  # one compiled agent graph per team shape, for the run
         self._failures: dict[str, int] = {}  # consecutive failed turns per team
         self._not_before: dict[str, float] = {}  # backoff after a failed turn
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -262,6 +264,7 @@ class Scheduler:
             member_models={role: PresetModel(p, model_of(p)) for role, p in members.items()},
             board=BoardAccess(self.board, self.candidates, policy),
             brief=self.brief,
+            graphs=self.graphs,
         )
         runtime = _TeamRuntime(team, preset, agent, signals, ctx)
         self._runtimes[team.id] = runtime

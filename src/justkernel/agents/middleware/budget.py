@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage
 from justkernel.agents.middleware.shared import (
     Governance,
     ModelHandler,
+    Place,
     Seat,
     TeamPaused,
     content_text,
@@ -26,11 +27,10 @@ DEFAULT_OUTPUT_ESTIMATE = 2048  # tokens reserved for a reply when the preset se
 
 
 class BudgetMiddleware(AgentMiddleware):
-    def __init__(self, seat: Seat, governance: Governance) -> None:
+    def __init__(self, seat: Seat | Place, governance: Governance) -> None:
         super().__init__()
         self.seat = seat
         self.gov = governance
-        self._last_input_tokens = 0  # the last prompt the provider reported for this agent
 
     def estimate_input_tokens(self, request: ModelRequest) -> int:
         """An upper-leaning guess of the prompt size, so budget reservations rarely fall short:
@@ -41,12 +41,13 @@ class BudgetMiddleware(AgentMiddleware):
         if request.system_message is not None:
             chars += len(content_text(request.system_message.content))
         chars += len(json.dumps([getattr(t, "name", str(t)) for t in request.tools]))
-        provider = self.seat.provider
-        observed = self._last_input_tokens or self.gov.seen_input_tokens.get(provider, 0)
+        seat = self.seat.at(request.runtime)
+        last = seat.last_input_tokens.get(seat.member, 0)  # this agent's, kept by its team
+        observed = last or self.gov.seen_input_tokens.get(seat.provider, 0)
         return max(chars // 4 + 1, observed)
 
     async def awrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
-        seat = self.seat
+        seat = self.seat.at(request.runtime)
         est_in = self.estimate_input_tokens(request)
         est_out = seat.preset.max_output_tokens or DEFAULT_OUTPUT_ESTIMATE
         try:
@@ -67,7 +68,7 @@ class BudgetMiddleware(AgentMiddleware):
         message = next((m for m in response.result if isinstance(m, AIMessage)), None)
         usage = usage_from_message(seat.preset, message) if message is not None else None
         if usage is not None:
-            self._last_input_tokens = usage.input_tokens
+            seat.last_input_tokens[seat.member] = usage.input_tokens
             self.gov.seen_input_tokens[seat.provider] = usage.input_tokens
         self.gov.budget.settle(
             reservation, usage.total if usage else None, usage.cost_usd if usage else None

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from justkernel.agents.errors import ModelCallFailed, classify_error
 from justkernel.agents.middleware.shared import (
     ModelHandler,
+    Place,
     Seat,
     TeamPaused,
     ToolHandler,
@@ -82,14 +83,18 @@ def tool_message(result: ToolResultT) -> ToolMessage | None:
 
 
 class EventsMiddleware(AgentMiddleware):
-    def __init__(self, seat: Seat, source: SourceTracker, *, purpose: str = "turn") -> None:
+    """`source` None: the tracker of the team each call is bound to (a shared graph)."""
+
+    def __init__(
+        self, seat: Seat | Place, source: SourceTracker | None, *, purpose: str = "turn"
+    ) -> None:
         super().__init__()
         self.seat = seat
         self.source = source
         self.purpose = purpose
 
     async def awrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
-        seat = self.seat
+        seat = self.seat.at(request.runtime)
         started = time.monotonic()  # the wait for a model-call slot counts
         failed: Exception | None = None
         try:
@@ -143,7 +148,8 @@ class EventsMiddleware(AgentMiddleware):
         return response
 
     async def awrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResultT:
-        seat = self.seat
+        seat = self.seat.at(request.runtime)
+        source = self.source or seat.source
         call = request.tool_call
         name = call["name"]
         once = seat.once(call.get("id"))
@@ -178,7 +184,7 @@ class EventsMiddleware(AgentMiddleware):
                 todos = None
             if todos is not None:
                 await seat.ctx.emit(todos, once_per=once)
-        if name in SOURCE_TOOLS and (change := self.source.change()) is not None:
+        if name in SOURCE_TOOLS and source is not None and (change := source.change()) is not None:
             await seat.ctx.emit(change)
             await seat.ctx.progress("source")
         return result

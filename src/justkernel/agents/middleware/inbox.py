@@ -15,7 +15,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
 
 from justkernel.agents.board_tools import BoardAccess
-from justkernel.agents.middleware.shared import Seat
+from justkernel.agents.middleware.shared import Place, Seat
 
 ACK_SCAN = 40  # recent messages searched for inbox results to acknowledge
 
@@ -32,7 +32,7 @@ def inbox_reads(messages: Iterable[Any]) -> set[str]:
 
 
 class InboxAcksMiddleware(AgentMiddleware):
-    def __init__(self, seat: Seat, board: BoardAccess) -> None:
+    def __init__(self, seat: Seat | Place, board: BoardAccess) -> None:
         super().__init__()
         self.seat = seat
         self.board = board
@@ -41,4 +41,5 @@ class InboxAcksMiddleware(AgentMiddleware):
         messages = list(state.get("messages", []))
         calls = sorted(inbox_reads(messages[-ACK_SCAN:]))
         if calls:
-            await self.board.board.ack(self.seat.ctx.run_id, self.seat.team_id, calls)
+            seat = self.seat.at(runtime)
+            await self.board.board.ack(seat.ctx.run_id, seat.team_id, calls)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from langchain.agents.middleware.types import AgentMiddleware, ModelRequest, ModelResponse
 
-from justkernel.agents.middleware.shared import Governance, ModelHandler, Seat
+from justkernel.agents.middleware.shared import Governance, ModelHandler, Place, Seat
 
 
 class ModelCallSlotsMiddleware(AgentMiddleware):
-    def __init__(self, seat: Seat, governance: Governance) -> None:
+    def __init__(self, seat: Seat | Place, governance: Governance) -> None:
         super().__init__()
         self.seat = seat
         self.gov = governance

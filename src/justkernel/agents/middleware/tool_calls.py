@@ -55,6 +55,7 @@ from langgraph.runtime import Runtime
 from justkernel.a2a.board import LabBoard
 from justkernel.agents.middleware.shared import (
     ModelHandler,
+    Place,
     Seat,
     ToolHandler,
     ToolResultT,
@@ -200,29 +201,43 @@ def _name(tool: Any) -> str | None:
 
 
 class ToolCallsMiddleware(AgentMiddleware):
-    def __init__(self, seat: Seat, board: LabBoard | None = None) -> None:
+    def __init__(self, seat: Seat | Place, board: LabBoard | None = None) -> None:
         """`board` tells whether the team has company (None: the peer tools are never
         offered, as no board tool exists)."""
         super().__init__()
         self.seat = seat
         self.board = board
-        self._schemas: dict[str, str] = {}  # the argument schema of each tool last offered
-        self._registered: set[str] = set()  # every tool the agent has, offered or not
+        # per team (one instance serves every team of a shared graph): the argument schema of
+        # each tool last offered to it, and every tool its agent has, offered or not
+        self._offered: dict[str, dict[str, str]] = {}
+        self._registered: dict[str, frozenset[str]] = {}
+        # the schemas of one set of offered tools (by identity), computed once: the graph's
+        # tools are the same objects at every call
+        self._schemas_of: dict[tuple[int, ...], tuple[list[Any], dict[str, str]]] = {}
 
-    async def _hidden(self) -> frozenset[str]:
+    async def _hidden(self, seat: Seat) -> frozenset[str]:
         if self.board is None:
             return EXCLUDED_TOOLS
-        _policies, teams = await self.board.policies(self.seat.ctx.run_id)
-        alone = all(t == self.seat.team_id for t in teams)
+        _policies, teams = await self.board.policies(seat.ctx.run_id)
+        alone = all(t == seat.team_id for t in teams)
         return EXCLUDED_TOOLS | PEER_TOOLS if alone else EXCLUDED_TOOLS
 
+    def _schemas(self, offered: list[Any]) -> dict[str, str]:
+        key = tuple(id(t) for t in offered)
+        known = self._schemas_of.get(key)
+        if known is None:  # the list is kept with them, so the ids stay theirs
+            known = (offered, {t.name: _schema(t) for t in offered if isinstance(t, BaseTool)})
+            self._schemas_of[key] = known
+        return known[1]
+
     async def awrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
-        hidden = await self._hidden()
-        self._registered = {n for t in request.tools if (n := _name(t))}
+        seat = self.seat.at(request.runtime)
+        hidden = await self._hidden(seat)
+        self._registered[seat.team_id] = frozenset(n for t in request.tools if (n := _name(t)))
         offered = [t for t in request.tools if _name(t) not in hidden]
         if len(offered) != len(request.tools):
             request = request.override(tools=offered)
-        self._schemas = {t.name: _schema(t) for t in offered if isinstance(t, BaseTool)}
+        self._offered[seat.team_id] = self._schemas(offered)
         response = await handler(request)
         history = request.state.get("messages", [])
         used = used_ids(history)
@@ -246,9 +261,11 @@ class ToolCallsMiddleware(AgentMiddleware):
         # was offered yet: the call stands. A peer tool hidden from a lone team still runs
         # when called (it is harmless: nobody to reach); a tool the agent lacks, or one the
         # harness excludes, is refused naming the tools that are offered
-        unknown = name in EXCLUDED_TOOLS or name not in self._registered
-        if self._schemas and name not in self._schemas and unknown:
-            known = ", ".join(sorted(self._schemas))
+        team_id = self.seat.at(request.runtime).team_id
+        schemas = self._offered.get(team_id, {})
+        unknown = name in EXCLUDED_TOOLS or name not in self._registered.get(team_id, ())
+        if schemas and name not in schemas and unknown:
+            known = ", ".join(sorted(schemas))
             return ToolMessage(
                 content=f"error: {name} is not one of your tools; nothing was run. Your "
                 f"tools are: {known}.",
@@ -273,14 +290,15 @@ class ToolCallsMiddleware(AgentMiddleware):
             call_id, name, raw = call.get("id"), call.get("name"), call.get("args")
             if not call_id:
                 continue
-            text = malformed_answer(name, raw, self._schemas)
-            once = self.seat.once(call_id)
-            who = self.seat.member
+            seat = self.seat.at(runtime)
+            text = malformed_answer(name, raw, self._offered.get(seat.team_id, {}))
+            once = seat.once(call_id)
+            who = seat.member
             args = clip(raw or "", 4000)
-            await self.seat.ctx.emit(
+            await seat.ctx.emit(
                 ToolCall(id=call_id, name=name, member=who, args=args), once_per=once
             )
-            await self.seat.ctx.emit(
+            await seat.ctx.emit(
                 ToolResult(
                     id=call_id, name=name, member=who, seconds=0, error=True, content=clip(text)
                 ),

@@ -20,7 +20,7 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from justkernel.agents.middleware.shared import Governance, ModelHandler, Seat
+from justkernel.agents.middleware.shared import Governance, ModelHandler, Place, Seat
 from justkernel.core.events.runs import WatchdogNudge
 
 NUDGE = (
@@ -30,7 +30,7 @@ NUDGE = (
 
 
 class WatchdogMiddleware(AgentMiddleware):
-    def __init__(self, seat: Seat, governance: Governance) -> None:
+    def __init__(self, seat: Seat | Place, governance: Governance) -> None:
         super().__init__()
         self.seat = seat
         self.gov = governance
@@ -39,20 +39,21 @@ class WatchdogMiddleware(AgentMiddleware):
     async def abefore_model(
         self, state: AgentState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        if self.seat.signals.pause_reason is not None:  # paused while a member worked
+        seat = self.seat.at(runtime)
+        if seat.signals.pause_reason is not None:  # paused while a member worked
             return {"jump_to": "end"}
-        team = self.seat.team_id
+        team = seat.team_id
         verdict = self.gov.watchdog.verdict(team)
         if verdict == "pause":
-            await self.seat.pause(self.gov, "no progress: paused by the stall watchdog")
+            await seat.pause(self.gov, "no progress: paused by the stall watchdog")
             return {"jump_to": "end"}
         if verdict == "nudge":
             self.gov.watchdog.nudged(team)
-            await self.seat.ctx.emit(WatchdogNudge(message=NUDGE))
+            await seat.ctx.emit(WatchdogNudge(message=NUDGE))
             return {"messages": [HumanMessage(content=NUDGE)]}
         return None
 
     async def awrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
         response = await handler(request)
-        self.gov.watchdog.on_response(self.seat.team_id)
+        self.gov.watchdog.on_response(self.seat.at(request.runtime).team_id)
         return response
