@@ -156,8 +156,8 @@ async def _walked(
     candidate = frozen["candidate_id"]
     reviews = await _events(runtime, run_id, "judger.review")
     assert any(r["candidate_id"] == candidate and r["verdict"] == "accepted" for r in reviews)
-    # the untouched template the model measured first was frozen too, but the review keeps
-    # it from the judge: the one submission is the improvement
+    # the untouched template the model measured first is its baseline, never frozen: the one
+    # submission is the improvement
     submitted = await _events(runtime, run_id, "judger.submission")
     assert [(s["candidate_id"], s["backend"]) for s in submitted] == [(candidate, "local")]
     (official,) = [

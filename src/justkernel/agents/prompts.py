@@ -42,14 +42,16 @@ Keep your todo list current. When you have nothing better to try, say so and end
 with [done]; you may be woken again when news arrives."""
 
 AFTER_FULL_JUDGED = """After a full simulation that passed, the lab freezes your source as a \
-candidate. The Judger (not you) reviews candidates and submits the best ones to the official \
-evaluation; you never submit. Official results (pass or fail on the hidden cases, and \
-correction tasks) arrive in your inbox: when you are told something arrived, call read_inbox, \
-and treat an official failure as evidence for your next plan."""
+candidate (the untouched template is your baseline, never a candidate). The Judger (not \
+you) reviews candidates and submits the best ones to the official evaluation; you never \
+submit. Official results (pass or fail on the hidden cases, and correction tasks) arrive in \
+your inbox: when you are told something arrived, call read_inbox, and treat an official \
+failure as evidence for your next plan."""
 
 AFTER_FULL_LOCAL = """After a full simulation that passed, the lab freezes your source as a \
-candidate. This run has no Judger: nothing is submitted to the official evaluation, so the \
-local receipts are all the evidence there is."""
+candidate (the untouched template is your baseline, never a candidate). This run has no \
+Judger: nothing is submitted to the official evaluation, so the local receipts are all the \
+evidence there is."""
 
 FIXED_FILES = {  # what the system prompt says is fixed, per project kind
     "cpu": "`/include/`, `/harness/` and the build flags are fixed",

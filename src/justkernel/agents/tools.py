@@ -29,6 +29,7 @@ from justkernel.core.pipeline_trace import TRACE_SUFFIX
 from justkernel.core.receipts import Receipt
 from justkernel.events import EventLog
 from justkernel.operators import CaseSpec, local_cases, perf_cases
+from justkernel.operators.project_files import is_untouched_template
 from justkernel.store import BlobStore
 from justkernel.store.experiments import ExperimentBook
 from justkernel.teams.proposed_cases import ProposalError, ProposedCases
@@ -39,6 +40,11 @@ __all__ = ["TeamContext", "build_tools", "receipt_summary"]
 PAGE_CHARS = 4000
 SMOKE_CASE = "c15_small_bcast_f32"  # 35 elements: proves the build links and runs
 KNOWN_IDS_HINT = "use the local case ids the schema lists (list_local_cases describes them)"
+BASELINE_NOTE = (
+    "this source is the operator's untouched template: your baseline to beat, not a candidate "
+    "(nothing was frozen; the Judger never submits the template). Change op_kernel/ or "
+    "op_host/ and measure again to make one."
+)
 
 
 def plan_args(local_ids: tuple[str, ...]) -> type[BaseModel]:
@@ -126,8 +132,9 @@ class TeamContext:
     events: EventLog
     blobs: BlobStore
     on_progress: Callable[[str], Awaitable[None]] | None = None
-    # called after every full simulation: the scheduler freezes the source for the Judger
-    # (measured ones; under the official-driven strategy also those that failed precision)
+    # called after every full simulation of a source other than the untouched template: the
+    # scheduler freezes it for the Judger (measured ones; under the official-driven strategy
+    # also those that failed precision)
     on_full_receipt: Callable[[Receipt, dict[str, bytes], str], Awaitable[str | None]] | None = None
     proposed: ProposedCases | None = None  # the team's own probe cases
     # an evaluator that also knows the proposed cases (for probes that name them)
@@ -242,7 +249,9 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
     ) -> str:
         """Run the current source under the open experiment plan. mode="probe": only
         `case_ids` (a functional check, quick). mode="full": every local case plus the cycle
-        simulation of the performance cases; this closes the plan with its receipt."""
+        simulation of the performance cases; this closes the plan with its receipt, and a
+        passing source is frozen as a candidate (`frozen_candidate`; the untouched template is
+        answered as your `baseline` instead)."""
         plan = await ctx.experiments.open_plan(ctx.run_id, ctx.team_id)
         if plan is None and mode == "full":  # re-run after a crash: the plan it closed
             plan = await ctx.experiments.closed_by_call(ctx.run_id, ctx.team_id, tool_call_id)
@@ -303,7 +312,11 @@ def build_tools(ctx: TeamContext) -> list[BaseTool]:
             once_per=tool_call_id,
         )
         await ctx.progress("experiment")
-        if mode == "full" and ctx.on_full_receipt is not None:
+        if mode == "full" and is_untouched_template(files, ctx.workspace.operator):
+            # the Judger's review refuses the template (it would spend an official submission
+            # on nothing new), so it is never handed off: not frozen, not shared as a best
+            summary["baseline"] = BASELINE_NOTE
+        elif mode == "full" and ctx.on_full_receipt is not None:
             frozen = await ctx.on_full_receipt(receipt, files, snapshot.commit)
             if frozen is not None:
                 summary["frozen_candidate"] = frozen

@@ -50,3 +50,21 @@ def other_target_owning(rel: str, operator: OperatorDefinition, toolchain_id: st
         if rel in project_files(other):
             return other_id
     return None
+
+
+def template_sources(operator: OperatorDefinition) -> dict[str, bytes]:
+    """The template's editable files (relative path -> bytes), as a freeze holds a source.
+    Read each time: an official-template import may rewrite the template while a lab runs."""
+    root = operator.project_dir
+    return {
+        rel: path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+        and not path.is_symlink()
+        and operator.paths.access(rel := path.relative_to(root).as_posix()) == "editable"
+    }
+
+
+def is_untouched_template(files: dict[str, bytes], operator: OperatorDefinition) -> bool:
+    """Are these editable files exactly the template's (the baseline, nothing of a team's)?"""
+    return files == template_sources(operator)
