@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 
 from justkernel.operators import (
     CaseSpec,
     OperatorDefinition,
     generate_inputs,
+    load_case_file,
     local_cases,
     perf_cases,
 )
@@ -112,3 +116,23 @@ def test_output_shapes() -> None:
     assert dropped.output1_shape == (8,)
     full = case.model_copy(update={"keep_dims": False, "axes": ()})
     assert full.output1_shape == ()
+
+
+def test_a_case_file_is_parsed_once_per_content(tmp_path: Path) -> None:
+    """Every evaluation asks for the cases several times: the same bytes give the same
+    (frozen) specs without a new parse, and a rewritten file is read afresh, even with the
+    same size and modification time."""
+    path = tmp_path / "cases.toml"
+    row = 'id = "{id}"\ninput0 = [4]\ninput1 = [4]\ninput2 = [4]\ndtype = "float32"\n'
+    row += 'distribution = "symmetric"\nseed = 1\n'
+    path.write_text("[[local]]\n" + row.format(id="aa"))
+    first = load_case_file(path)
+    second = load_case_file(path)
+    assert second == first and second["local"][0] is first["local"][0]
+    second["local"] = ()  # the caller's own dict: the next load is untouched
+    stat = path.stat()
+    path.write_text("[[local]]\n" + row.format(id="bb"))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert [c.id for c in load_case_file(path)["local"]] == ["bb"]
+    path.write_text("[[local]]\n" + row.format(id="aa"))
+    assert load_case_file(path)["local"][0] is first["local"][0]

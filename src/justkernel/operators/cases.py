@@ -6,6 +6,7 @@ another file of the same format, outside every team workspace.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -18,7 +19,8 @@ from justkernel.operators.definition import (
     OperatorDefinitionError,
     format_validation_error,
     load_operator,
-    read_toml,
+    parse_toml,
+    read_bytes,
 )
 
 MAX_RANK = 8
@@ -133,9 +135,19 @@ def generate_inputs(case: CaseSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def load_case_file(path: Path) -> dict[str, tuple[CaseSpec, ...]]:
-    """All case tables of a case file (e.g. `local`, `perf`), ids unique across the file."""
+    """All case tables of a case file (e.g. `local`, `perf`), ids unique across the file.
+
+    Every evaluation asks for the operator's cases several times (case ids, packs, job key),
+    so the parsed tables are kept per file content: the file is read each time (a rewritten
+    file is never answered from the old one), parsed and validated only when its bytes are
+    new. The specs are frozen; the dict is the caller's own copy."""
     path = Path(path)
-    data = read_toml(path)
+    return dict(_parse_case_file(path, read_bytes(path)))
+
+
+@lru_cache(maxsize=16)
+def _parse_case_file(path: Path, content: bytes) -> dict[str, tuple[CaseSpec, ...]]:
+    data = parse_toml(path, content)
     tables: dict[str, tuple[CaseSpec, ...]] = {}
     seen: dict[str, str] = {}
     for table, rows in data.items():

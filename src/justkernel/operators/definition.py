@@ -243,12 +243,22 @@ def format_validation_error(source: Path | str, error: ValidationError, prefix: 
 
 def read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file, turning I/O and syntax problems into OperatorDefinitionError."""
+    return parse_toml(path, read_bytes(path))
+
+
+def read_bytes(path: Path) -> bytes:
+    """A definition file's bytes; a missing file is an OperatorDefinitionError."""
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return path.read_bytes()
     except FileNotFoundError:
         raise OperatorDefinitionError(f"{path}: file not found") from None
-    except tomllib.TOMLDecodeError as exc:
+
+
+def parse_toml(path: Path, data: bytes) -> dict[str, Any]:
+    """Parse the bytes of the TOML file `path` (named in the error of a syntax problem)."""
+    try:
+        return tomllib.loads(data.decode())
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise OperatorDefinitionError(f"{path}: invalid TOML: {exc}") from None
 
 
