@@ -29,6 +29,7 @@ from justkernel.toolchains.ascendc_cpu.objcache import ObjectCache, reads_only, 
 from justkernel.toolchains.ascendc_cpu.pch import PrecompiledHeaders
 from justkernel.toolchains.built_once import BuiltOnce
 from justkernel.toolchains.cpu.objects import executable_problems
+from justkernel.toolchains.diagnostics import diagnostics_head
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus
 from justkernel.toolchains.sandbox.checked import run_checked
@@ -62,8 +63,8 @@ class BuildOutcome:
         self.detail = problems[0]
 
     def diagnostics_head(self) -> list[str]:
-        lines = [line for line in self.log.splitlines() if not line.startswith(("$ ", REUSED))]
-        return lines[:DIAGNOSTIC_LINES]
+        """The receipt's head of the compiler output: errors first (toolchains.diagnostics)."""
+        return diagnostics_head(self.log, DIAGNOSTIC_LINES, skip=("$ ", REUSED))
 
 
 class HarnessMain(BuiltOnce):

@@ -25,13 +25,14 @@ from justkernel.toolchains.cpu.objects import (
     linked_encodings,
     object_problems,
 )
+from justkernel.toolchains.diagnostics import diagnostics_head
 from justkernel.toolchains.protocol import ToolchainError
 from justkernel.toolchains.sandbox import SandboxLimits, SandboxStatus
 from justkernel.toolchains.sandbox.checked import run_checked
 
 SRC = "/sandbox/src"
 OUT = "/sandbox/out"
-DIAGNOSTIC_LINES = 30  # first lines of compiler output shown in the receipt
+DIAGNOSTIC_LINES = 30  # lines of compiler output in the receipt, errors first
 LINK_MAP = "harness.map"  # where the linker put each input section (cpu.objects.linked_encodings)
 
 
@@ -57,8 +58,8 @@ class CompileOutcome:
         self.detail = problems[0]
 
     def diagnostics_head(self) -> list[str]:
-        lines = [line for line in self.log.splitlines() if not line.startswith("$ ")]
-        return lines[:DIAGNOSTIC_LINES]
+        """The receipt's head of the compiler output: errors first (toolchains.diagnostics)."""
+        return diagnostics_head(self.log, DIAGNOSTIC_LINES)
 
 
 class HarnessObject(BuiltOnce):
