@@ -17,10 +17,11 @@ from justkernel.core.events.runs import DispatchStarted
 from justkernel.governance.budget import BudgetCaps
 from justkernel.scheduler.scheduler import ProviderNotPaused, SchedulerConfig
 from justkernel.settings.config import Settings
-from tests.support.labs import scripted_preset
-from tests.support.openai_server import OpenAIServer, Reply, ToolCall, Usage
+from tests.support.openai_server import Reply, ToolCall, Usage
+from tests.support.scripted_run import scripted_run
 
 KEY = "sk-scripted-test-key-000111"
+WRONG_KEY = "sk-wrong-key-999888777"
 
 
 def _assistant_turns(body: dict[str, Any]) -> int:
@@ -37,13 +38,9 @@ async def test_a_model_that_only_reads_is_nudged_at_12_and_paused_at_24(
     def reader(body: dict[str, Any]) -> Reply:
         return Reply(tool_calls=[ToolCall("read_file", {"file_path": "/spec.md", "limit": 5})])
 
-    runtime.lab.secrets.set("scripted_key", KEY)
-    async with OpenAIServer(reader, api_key=KEY) as server:
-        runtime.presets["scripted"] = scripted_preset(server.base_url)
-        run = await runtime.lab.runs.create("watchdog")
-        scheduler = runtime.scheduler(run.id, SchedulerConfig())
-        team = await scheduler.add_team("scripted")
-        reason = await scheduler.run(seconds=120)
+    async with scripted_run(runtime, "watchdog", reader, key=KEY) as arranged:
+        reason = await arranged.scheduler.run(seconds=120)
+    run, scheduler, team, server = arranged.run, arranged.scheduler, arranged.team, arranged.server
 
     events = await _kinds(runtime, run.id)
     responses = [i for i, (kind, *_) in enumerate(events) if kind == "model.response"]
@@ -62,15 +59,13 @@ async def test_a_model_that_only_reads_is_nudged_at_12_and_paused_at_24(
 async def test_a_401_pauses_dispatch_for_the_provider_with_the_reason(
     runtime: LabRuntime,
 ) -> None:
-    runtime.lab.secrets.set("scripted_key", "sk-wrong-key-999888777")
-    async with OpenAIServer([Reply(text="never served")], api_key=KEY) as server:
-        runtime.presets["scripted"] = scripted_preset(server.base_url)
-        run = await runtime.lab.runs.create("auth error")
-        scheduler = runtime.scheduler(run.id, SchedulerConfig())
-        team_a = await scheduler.add_team("scripted")
-        team_b = await scheduler.add_team("scripted")
+    never = [Reply(text="never served")]
+    async with scripted_run(
+        runtime, "auth error", never, key=KEY, lab_key=WRONG_KEY, teams=2
+    ) as arranged:
+        run, scheduler, (team_a, team_b) = arranged.run, arranged.scheduler, arranged.teams
         reason = await scheduler.run(seconds=60)
-        requests_made = len(server.requests)
+        requests_made = len(arranged.server.requests)
 
     events = await _kinds(runtime, run.id)
     paused_provider = [p for kind, _, p in events if kind == "provider.paused"]
@@ -102,13 +97,11 @@ def _cli(settings: Settings, *args: str) -> Result:
 async def test_the_cli_asks_and_the_runs_scheduler_resumes_the_provider_once(
     runtime: LabRuntime, lab_settings: Settings
 ) -> None:
-    runtime.lab.secrets.set("scripted_key", "sk-wrong-key-999888777")
-    async with OpenAIServer([Reply(text="never served")], api_key=KEY) as server:
-        runtime.presets["scripted"] = scripted_preset(server.base_url)
-        run = await runtime.lab.runs.create("auth error, fixed from the CLI")
-        scheduler = runtime.scheduler(run.id, SchedulerConfig())
-        team = await scheduler.add_team("scripted")
-        await scheduler.run(seconds=60)
+    title = "auth error, fixed from the CLI"
+    never = [Reply(text="never served")]
+    async with scripted_run(runtime, title, never, key=KEY, lab_key=WRONG_KEY) as arranged:
+        run, team = arranged.run, arranged.team
+        await arranged.scheduler.run(seconds=60)
     assert (await runtime.lab.teams.get(run.id, team.id)).status == "paused"
     # as a lab killed while it dispatched leaves it: the run counts as driven
     await runtime.lab.events.append(run.id, DispatchStarted(seconds=None))
@@ -144,22 +137,22 @@ async def test_the_run_stops_dispatching_before_the_cost_cap_is_crossed(
     def slow_reader(body: dict[str, Any]) -> Reply:
         return Reply(tool_calls=[ToolCall("ls", {"path": "/"})], usage=usage, delay_s=0.05)
 
-    runtime.lab.secrets.set("scripted_key", KEY)
-    async with OpenAIServer(slow_reader, api_key=KEY) as server:
+    config = SchedulerConfig(caps=BudgetCaps(run_cost_usd=0.25), model_calls=3)
+    async with scripted_run(
+        runtime,
+        "cost cap",
+        slow_reader,
+        key=KEY,
+        teams=3,
+        config=config,
         # 1000 in + 100 out at 10 + 100 USD per Mtok = 0.02 USD per call
-        runtime.presets["scripted"] = scripted_preset(
-            server.base_url,
-            input_price_per_mtok=10.0,
-            output_price_per_mtok=100.0,
-            max_output_tokens=100,
-        )
-        run = await runtime.lab.runs.create("cost cap")
-        config = SchedulerConfig(caps=BudgetCaps(run_cost_usd=0.25), model_calls=3)
-        scheduler = runtime.scheduler(run.id, config)
-        for _ in range(3):
-            await scheduler.add_team("scripted")
-        reason = await scheduler.run(seconds=120)
-        served = len(server.chat_bodies)
+        input_price_per_mtok=10.0,
+        output_price_per_mtok=100.0,
+        max_output_tokens=100,
+    ) as arranged:
+        run = arranged.run
+        reason = await arranged.scheduler.run(seconds=120)
+        served = len(arranged.server.chat_bodies)
 
     events = await _kinds(runtime, run.id)
     costs = [p["usage"]["cost_usd"] for kind, _, p in events if kind == "model.response"]
@@ -175,14 +168,10 @@ async def test_token_usage_recorded_is_what_the_server_reported(runtime: LabRunt
         Reply(tool_calls=[ToolCall("list_local_cases", {})], usage=Usage(321, 17)),
         Reply(text="Nothing else to do. [done]", usage=Usage(654, 9)),
     ]
-    runtime.lab.secrets.set("scripted_key", KEY)
-    async with OpenAIServer(script, api_key=KEY) as server:
-        runtime.presets["scripted"] = scripted_preset(server.base_url)
-        run = await runtime.lab.runs.create("usage")
-        scheduler = runtime.scheduler(run.id, SchedulerConfig())
-        await scheduler.add_team("scripted")
-        await scheduler.run(seconds=30)
-        tool_result = server.chat_bodies[1]["messages"][-1]
+    async with scripted_run(runtime, "usage", script, key=KEY) as arranged:
+        run = arranged.run
+        await arranged.scheduler.run(seconds=30)
+        tool_result = arranged.server.chat_bodies[1]["messages"][-1]
 
     events = await _kinds(runtime, run.id)
     usages = [p["usage"] for kind, _, p in events if kind == "model.response"][:2]
@@ -203,14 +192,10 @@ async def test_agent_file_tools_cannot_leave_the_workspace(runtime: LabRuntime) 
         ToolCall("write_file", {"file_path": "/../escape.c", "content": "x"}),
     ]
     script = [Reply(tool_calls=attempts), Reply(text="Blocked everywhere. [done]")]
-    runtime.lab.secrets.set("scripted_key", KEY)
-    async with OpenAIServer(script, api_key=KEY) as server:
-        runtime.presets["scripted"] = scripted_preset(server.base_url)
-        run = await runtime.lab.runs.create("escapes")
-        scheduler = runtime.scheduler(run.id, SchedulerConfig())
-        team = await scheduler.add_team("scripted")
-        await scheduler.run(seconds=30)
-        results = [m for m in server.chat_bodies[1]["messages"] if m["role"] == "tool"]
+    async with scripted_run(runtime, "escapes", script, key=KEY) as arranged:
+        team = arranged.team
+        await arranged.scheduler.run(seconds=30)
+        results = [m for m in arranged.server.chat_bodies[1]["messages"] if m["role"] == "tool"]
 
     assert len(results) == len(attempts)
     for result in results:
@@ -295,16 +280,11 @@ async def test_proposed_cases_are_probe_hypotheses_beside_the_local_ones(
         Reply(tool_calls=[ToolCall("list_local_cases", {})]),
         Reply(text="Checked. [done]"),
     ]
-    runtime.lab.secrets.set("scripted_key", KEY)
-    async with OpenAIServer(script, api_key=KEY) as server:
-        runtime.presets["scripted"] = scripted_preset(server.base_url)
-        run = await runtime.lab.runs.create("proposals")
-        scheduler = runtime.scheduler(run.id, SchedulerConfig())
-        await scheduler.add_team("scripted")
-        await scheduler.run(seconds=120)
+    async with scripted_run(runtime, "proposals", script, key=KEY) as arranged:
+        await arranged.scheduler.run(seconds=120)
         tool_results = [
             json.loads(m["content"])
-            for m in server.chat_bodies[-1]["messages"]
+            for m in arranged.server.chat_bodies[-1]["messages"]
             if m["role"] == "tool"
         ]
     added, refused, _plan, probe, listing = tool_results
@@ -334,14 +314,11 @@ async def test_a_team_of_members_delegates_to_its_analyst(runtime: LabRuntime) -
             )
         return Reply(text="Analyst consulted. [done]")
 
-    runtime.lab.secrets.set("scripted_key", KEY)
-    async with OpenAIServer(members, api_key=KEY) as server:
-        runtime.presets["scripted"] = scripted_preset(server.base_url)
-        run = await runtime.lab.runs.create("members")
-        scheduler = runtime.scheduler(run.id, SchedulerConfig(members=True))
-        await scheduler.add_team("scripted")
-        await scheduler.run(seconds=60)
-        final = server.chat_bodies[-1]["messages"]
+    config = SchedulerConfig(members=True)
+    async with scripted_run(runtime, "members", members, key=KEY, config=config) as arranged:
+        run = arranged.run
+        await arranged.scheduler.run(seconds=60)
+        final = arranged.server.chat_bodies[-1]["messages"]
 
     task_result = next(m for m in final if m["role"] == "tool")
     assert "fuse the passes" in task_result["content"]

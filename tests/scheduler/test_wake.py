@@ -7,9 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from justkernel.app import LabRuntime
-from justkernel.scheduler.scheduler import SchedulerConfig
-from tests.support.labs import scripted_preset
-from tests.support.openai_server import OpenAIServer, Reply
+from tests.support.openai_server import Reply
+from tests.support.scripted_run import scripted_run
 
 KEY = "sk-scripted-wake-key-424242"
 
@@ -25,13 +24,10 @@ def _last_user_text(body: dict[str, Any]) -> str:
 async def test_a_model_that_always_says_done_is_woken_once_per_batch_and_told_the_news(
     runtime: LabRuntime,
 ) -> None:
-    runtime.lab.secrets.set("scripted_key", KEY)
     done = Reply(text="Nothing to do. [done]")
-    async with OpenAIServer(lambda body: done, api_key=KEY) as server:
-        runtime.presets["scripted"] = scripted_preset(server.base_url)
-        run = await runtime.lab.runs.create("woken for news")
-        scheduler = runtime.scheduler(run.id, SchedulerConfig())
-        team = await scheduler.add_team("scripted")
+    async with scripted_run(runtime, "woken for news", lambda body: done, key=KEY) as arranged:
+        server, scheduler = arranged.server, arranged.scheduler
+        run, team = arranged.run, arranged.team
         await scheduler.run(seconds=60)
         assert (await runtime.lab.teams.get(run.id, team.id)).status == "done"
         assert len(server.chat_bodies) == 1

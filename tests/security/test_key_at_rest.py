@@ -17,11 +17,10 @@ import pytest
 
 from justkernel.app import open_runtime
 from justkernel.events.run_export import export_run
-from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.settings.config import Settings
-from tests.support.labs import scripted_preset
 from tests.support.leaks import files_containing, zip_members_containing
-from tests.support.openai_server import OpenAIServer, Reply
+from tests.support.openai_server import Reply
+from tests.support.scripted_run import scripted_run
 
 RIGHT_KEY = f"sk-right-{secrets.token_hex(12)}"
 
@@ -34,14 +33,12 @@ async def test_a_key_echoed_in_a_401_reaches_no_file_log_or_export(
     caplog.set_level(logging.DEBUG)
     bundle = tmp_path / "run.zip"
     async with open_runtime(settings, slots=1) as runtime:
-        runtime.lab.secrets.set("scripted_key", wrong)
-        async with OpenAIServer([Reply(text="never served")], api_key=RIGHT_KEY) as server:
-            runtime.presets["scripted"] = scripted_preset(server.base_url)
-            run = await runtime.lab.runs.create("a key echoed in a 401")
-            scheduler = runtime.scheduler(run.id, SchedulerConfig())
-            team = await scheduler.add_team("scripted")
-            await scheduler.run(seconds=60)
-            echoed = [r for r in server.requests if r.status == 401]
+        never = [Reply(text="never served")]
+        title = "a key echoed in a 401"
+        async with scripted_run(runtime, title, never, key=RIGHT_KEY, lab_key=wrong) as arranged:
+            run, team = arranged.run, arranged.team
+            await arranged.scheduler.run(seconds=60)
+            echoed = [r for r in arranged.server.requests if r.status == 401]
         assert echoed, "the stand-in answered no 401: the test proves nothing"
         assert (await runtime.lab.teams.get(run.id, team.id)).status == "paused"
         await export_run(runtime.lab, run.id, bundle)

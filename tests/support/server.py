@@ -98,7 +98,7 @@ def running_server(
     try:
         link = wait_for_link(process, output)
         base, token = link.split("/auth/bootstrap?token=")
-        _wait_healthy(base)
+        wait_healthy(f"{base}/health")
         yield RunningServer(process, base, link, token, output)
     finally:
         if process.poll() is None:
@@ -139,16 +139,17 @@ def start_demo(home: Path, env: dict[str, str], speed: int) -> subprocess.Popen[
     )
 
 
-def _wait_healthy(base: str, timeout: float = 30) -> None:
+def wait_healthy(health_url: str, timeout: float = 30) -> None:
+    """Poll `health_url` (a lab's `/health`, a judge's `/api/health`) until it answers 200."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+            if httpx.get(health_url, timeout=2).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
-    raise TimeoutError(f"{base}/health never answered")
+    raise TimeoutError(f"{health_url} never answered")
 
 
 def assert_gone(pid: int, what: str) -> None:
