@@ -12,6 +12,13 @@ refusal comes back as the operation's error, naming the path as the agent gave i
 the host path. The workspace's repository lives outside the tree; should anything git reads as
 its own be in it anyway (an earlier session's data), `ls`, `grep` and `glob` leave it out.
 
+Deep Agents keeps what it takes out of the history in folders of its own at the root: a tool
+result over its limit goes to `/large_tool_results/<call id>` and the model is told that path.
+The workspace lets a team write only its editable folders and `scratch/`, and on a refused write
+Deep Agents keeps the whole result in the history, so those folders live in `scratch/`
+(`/large_tool_results/x` is `/scratch/large_tool_results/x` for every operation), and the
+model is told the scratch path (a write answers with the path it wrote).
+
 The lab's own documents (`/spec.md` and the skills) are read whole from the top when no other
 limit is asked: `read_file` pages at 100 lines by default, and the spec's symbol rules and
 performance shapes sit past its first page, where a model that read one page would never look.
@@ -35,14 +42,25 @@ from deepagents.backends.protocol import (
 from deepagents.middleware.filesystem import DEFAULT_READ_LIMIT
 
 from justkernel.core.relpath import is_git_name
-from justkernel.teams.workspace import SKILLS_DIR, TeamWorkspace, WorkspaceError
+from justkernel.teams.workspace import SCRATCH_DIR, SKILLS_DIR, TeamWorkspace, WorkspaceError
 
 LAB_DOC_LINES = 2000  # a lab document's first read is this long (the spec has under 200 lines)
+# Deep Agents' own folders for what it offloads (its FilesystemMiddleware's artifacts root)
+OFFLOAD_DIRS = frozenset({"large_tool_results", "conversation_history"})
 
 
 def is_lab_document(virtual_path: str) -> bool:
     """The spec and the skills: fixed, bounded, and meant to be read whole."""
     return virtual_path == "/spec.md" or virtual_path.startswith(f"/{SKILLS_DIR}/")
+
+
+def in_scratch(path: str) -> str:
+    """`path`, or for a path in one of Deep Agents' offload folders the same path under
+    `scratch/` (the one folder outside the candidate a team may write)."""
+    parts = path.replace("\\", "/").lstrip("/").split("/", 1)
+    if parts[0] in OFFLOAD_DIRS:
+        return f"/{SCRATCH_DIR}/{'/'.join(parts)}"
+    return path
 
 
 def _shown(virtual_path: str) -> bool:
@@ -63,7 +81,7 @@ class WorkspaceBackend(FilesystemBackend):
         """`path` as the workspace policy read it (a virtual path under `/`), or `Refused`
         saying why the team may not read it (or, with `write`, change it)."""
         try:
-            host = self.workspace.resolve(path, write=write)
+            host = self.workspace.resolve(in_scratch(path), write=write)
         except WorkspaceError as exc:
             raise Refused(str(exc)) from None
         rel = host.relative_to(self.workspace.root).as_posix()
