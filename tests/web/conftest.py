@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
 from justkernel.core.targets import DEFAULT_TOOLCHAIN
+from tests.support.labs import open_folder
 from tests.support.server import RunningServer, folder_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,13 +37,6 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 VIEWPORT = {"width": 1440, "height": 880}
-
-
-def open_folder(prefix: str) -> Path:
-    """A 0755 folder under /tmp: the sandbox uid must reach a run's job folders."""
-    folder = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
-    folder.chmod(0o755)
-    return folder
 
 
 @pytest.fixture(scope="module")

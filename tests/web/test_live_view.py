@@ -4,7 +4,6 @@ stops every animation in place; the language follows the browser and switches.""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
@@ -12,6 +11,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from justkernel.core.targets import DEFAULT_TOOLCHAIN
 from tests.support.server import RunningServer
+from tests.support.views import wait_view
 from tests.web.conftest import VIEWPORT, open_dashboard, screenshot
 
 ROWS = "#log-list > li.ev"
@@ -37,16 +37,6 @@ def _start_offline_run(page: Page) -> str:
         "(before) => location.hash.includes('run=') && location.hash !== before", arg=before
     )
     return page.evaluate("decodeURIComponent(location.hash.split('run=')[1])")
-
-
-def _wait_view(api: httpx.Client, run_id: str, predicate: Any) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        view = api.get(f"/api/runs/{run_id}/view").json()
-        if predicate(view):
-            return view
-        time.sleep(0.3)
-    raise AssertionError(f"view never matched: {view}")
 
 
 def test_offline_run_streams_into_the_log_the_todos_and_the_graph(
@@ -136,13 +126,13 @@ def test_pause_and_resume_from_the_dashboard(
     page.click("[data-tab=config]")
     if api.get(f"/api/runs/{run_id}/view").json()["dispatch"] == "running":
         page.click("#run-pause")
-        _wait_view(api, run_id, lambda v: v["dispatch"] == "stopped")
+        wait_view(api, run_id, lambda v: v["dispatch"] == "stopped")
     expect(page.locator("#run-resume")).to_be_enabled()
     page.click("#run-resume")
-    _wait_view(api, run_id, lambda v: v["dispatch"] == "running")
+    wait_view(api, run_id, lambda v: v["dispatch"] == "running")
     expect(page.locator("#run-pause")).to_be_enabled()
     page.click("#run-pause")  # leave the CPU to the other tests
-    view = _wait_view(api, run_id, lambda v: v["dispatch"] == "stopped")
+    view = wait_view(api, run_id, lambda v: v["dispatch"] == "stopped")
     assert view["dispatch_reason"] == "stopped"
 
 

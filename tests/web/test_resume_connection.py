@@ -6,30 +6,19 @@ once the key is fixed it resumes, and the resumed run's team takes its turn on t
 from __future__ import annotations
 
 import secrets
-import time
-from typing import Any
 
 import httpx
 from playwright.sync_api import Browser, expect
 
+from tests.support.labs import open_folder
 from tests.support.openai_server import OpenAIServer, Reply
 from tests.support.server import folder_server
-from tests.web.conftest import open_dashboard, open_folder
+from tests.support.views import wait_view
+from tests.web.conftest import open_dashboard
 
 KEY = f"sk-web-right-{secrets.token_hex(8)}"
 WRONG = f"sk-web-wrong-{secrets.token_hex(8)}"
 NAME = "conn_web"
-
-
-def _wait_view(api: httpx.Client, run_id: str, predicate: Any) -> dict[str, Any]:
-    deadline = time.monotonic() + 90
-    view: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        view = api.get(f"/api/runs/{run_id}/view").json()
-        if predicate(view):
-            return view
-        time.sleep(0.3)
-    raise AssertionError(f"view never matched: {view}")
 
 
 def _save_preset(api: httpx.Client, base_url: str, key: str) -> None:
@@ -42,7 +31,7 @@ def test_the_resume_button_tests_the_connection_and_the_team_continues(browser: 
     folder = open_folder("jk-resume-button-")
     with (
         OpenAIServer(lambda body: Reply(text="All done. [done]"), api_key=KEY) as model,
-        folder_server(folder) as server,
+        folder_server(folder, JUSTKERNEL_JUDGE="off") as server,  # no Judger: not its subject
     ):
         signed = httpx.get(server.link, follow_redirects=False, timeout=30)
         assert signed.status_code == 303, signed.text
@@ -52,7 +41,7 @@ def test_the_resume_button_tests_the_connection_and_the_team_continues(browser: 
             started = api.post("/api/task/start", json=task)
             assert started.status_code == 200, started.text
             run_id = started.json()["run"]["id"]
-            _wait_view(
+            wait_view(
                 api, run_id, lambda v: NAME in v["paused_providers"] and v["dispatch"] == "stopped"
             )
 
@@ -87,7 +76,7 @@ def test_the_resume_button_tests_the_connection_and_the_team_continues(browser: 
                 served = len(model.chat_bodies)
                 expect(page.locator("#run-resume")).to_be_enabled()
                 page.click("#run-resume")
-                view = _wait_view(
+                view = wait_view(
                     api, run_id, lambda v: [t["status"] for t in v["teams"]] == ["done"]
                 )
             finally:
