@@ -54,7 +54,14 @@ from justkernel.agents.middleware.slots import ModelCallSlotsMiddleware
 from justkernel.agents.middleware.tool_calls import EXCLUDED_TOOLS, ToolCallsMiddleware
 from justkernel.agents.middleware.watchdog import WatchdogMiddleware
 from justkernel.agents.offline import OFFLINE_PROVIDER, OfflinePlaybookModel
-from justkernel.agents.prompts import FIXED_FILES, SKILLS_PROMPT, RunBrief, system_prompt
+from justkernel.agents.prompts import (
+    FIXED_FILES,
+    SKILLS_PROMPT,
+    TODO_SYSTEM_PROMPT,
+    TODO_TOOL_DESCRIPTION,
+    RunBrief,
+    system_prompt,
+)
 from justkernel.agents.providers import build_chat_model
 from justkernel.agents.skills import is_ascendc_project, skill_sources
 from justkernel.agents.summarization import summarization_middleware
@@ -349,7 +356,9 @@ def _compile(
         ),
         middleware=[
             TeamBindingMiddleware(),
-            TodoListMiddleware(),
+            TodoListMiddleware(
+                system_prompt=TODO_SYSTEM_PROMPT, tool_description=TODO_TOOL_DESCRIPTION
+            ),
             skills,
             *middleware(place, model),
         ],

@@ -114,6 +114,23 @@ def system_prompt(team_name: str, operator: str, fixed: str, brief: RunBrief) ->
     )
 
 
+# In place of the todo list's generic advice (LangChain's `TodoListMiddleware(system_prompt=,
+# tool_description=)`, ~5.2k characters on every request): "skip the list for simple tasks",
+# "several tasks in progress at once" and "answer the user after the last call" do not fit a
+# loop of experiments, each one plan → edit → compile → probe → full run.
+TODO_SYSTEM_PROMPT = """## `write_todos`
+
+Your todo list holds your experiments: the one under way in_progress, the ideas to try next \
+pending, each finished one completed with what its receipt showed. Update it when an \
+experiment starts or ends, not after every tool call."""
+
+TODO_TOOL_DESCRIPTION = """Replace your todo list (send the whole list each time; the lab \
+shows it). One item per experiment, named by its hypothesis; the current one in_progress with \
+its step (record_experiment_plan, edit, compile_kernel, simulate_kernel probe, simulate_kernel \
+full), ideas for later pending. When the full run's receipt is in, mark the item completed \
+with its result (faster, slower, failed and why) and put the next one in_progress. Never call \
+it twice in one response."""
+
 # In place of Deep Agents' generic skills section (web research, helper scripts, a
 # progressive-disclosure tutorial): what the lab's skills are and how to use them here. The
 # three slots are Deep Agents' (`SkillsMiddleware(system_prompt=...)`).
