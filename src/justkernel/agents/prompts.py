@@ -65,14 +65,23 @@ FIRST_PROMPT = (
 CONTINUE_PROMPT = "Continue: run your next experiment, or say you are done if nothing is left."
 
 
+# The contest's limit of official submissions a day (DESIGN.md §4; the Judger's quota setting,
+# `judger.settings.MAX_DAILY_QUOTA`, is at most this). What is left of it today is the Judger's
+# to know, counted over every run of the lab: it is not in the prompt, which every call of a
+# shared graph sends unchanged (a figure that moved would also void a provider's prompt cache).
+CONTEST_DAILY_SUBMISSIONS = 50
+
+
 @dataclass(frozen=True)
 class RunBrief:
     """What the system prompt says of the run: when it ends, whether a Judger submits
-    candidates, and the spending caps. Only what the scheduler knows; None is not said."""
+    candidates (and at most how many a day, when the scheduler knows its quota), and the
+    spending caps. Only what the scheduler knows; None is not said."""
 
     ends_at: datetime | None = None  # the dispatch deadline (UTC)
     judger: bool = False
     caps: BudgetCaps | None = None
+    submissions_per_day: int | None = None  # the Judger's quota; None: the contest's limit
 
 
 def budget_text(brief: RunBrief) -> str:
@@ -96,9 +105,12 @@ def budget_text(brief: RunBrief) -> str:
         "probe), so probe before a full run"
     )
     if brief.judger:
+        per_day = brief.submissions_per_day
+        limit = CONTEST_DAILY_SUBMISSIONS if per_day is None else per_day
         parts.append(
-            "the official evaluation accepts only a few submissions a day, so the Judger "
-            "chooses which candidates to submit"
+            f"the Judger submits at most {limit} candidates a day to the official evaluation "
+            "(for every team of the lab together; the day turns at 00:00 Asia/Shanghai), so "
+            "it chooses which candidates to submit"
         )
     text = "; ".join(parts)
     return text[0].upper() + text[1:] + "."
