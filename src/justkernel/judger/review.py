@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from justkernel.core.receipts import Receipt
 from justkernel.operators import OperatorDefinition
+from justkernel.operators.project_files import is_untouched_template
 from justkernel.toolchains.tree import check_tree
 
 MAX_SOURCE_BYTES = 256 * 1024
@@ -74,23 +75,6 @@ def _baseline(operator: OperatorDefinition, rel: str) -> bytes | None:
     return target.read_bytes() if target.is_file() and not target.is_symlink() else None
 
 
-def template_files(operator: OperatorDefinition) -> dict[str, bytes]:
-    """The template's editable files, as a freeze holds them (relative path -> bytes)."""
-    root = operator.project_dir
-    return {
-        rel: path.read_bytes()
-        for path in sorted(root.rglob("*"))
-        if path.is_file()
-        and not path.is_symlink()
-        and operator.paths.access(rel := path.relative_to(root).as_posix()) == "editable"
-    }
-
-
-def is_untouched(files: dict[str, bytes], operator: OperatorDefinition) -> bool:
-    """Are the frozen files exactly the template's editable files?"""
-    return files == template_files(operator)
-
-
 UNTOUCHED = (
     "the project's untouched template (every editable file equals the baseline): not submitted, "
     "it would spend an official submission on nothing new"
@@ -128,7 +112,7 @@ def review_candidate(
 ) -> Review:
     reasons: list[str] = []
     notes: list[str] = []
-    if is_untouched(files, operator):
+    if is_untouched_template(files, operator):
         reasons.append(UNTOUCHED)
     if receipt is None:
         reasons.append("no receipt for this source")
