@@ -5,7 +5,8 @@ operator's template, recomputes the source hash and checks it against the receip
 tree policy (forbidden files unchanged, nothing extra), and reads the diff for what the rules
 forbid. An optional model reviewer reads the diff too; rules always run. The project's untouched
 template is rejected too: it tells nothing new, and submitting it would spend one of the day's
-few official submissions (a team that measures the baseline first freezes exactly that).
+few official submissions (a team's own measurement of it is never frozen, `simulate_kernel`
+answers it as the baseline; this guards every other way a candidate comes in).
 """
 
 from __future__ import annotations
