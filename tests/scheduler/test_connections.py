@@ -20,6 +20,7 @@ from justkernel.settings.models import (
     preset_secret_name,
     save_local_preset,
 )
+from tests.support.cli import run_cli
 from tests.support.openai_server import OpenAIServer, Reply, ToolCall
 
 KEY_A = f"sk-conn-a-{secrets.token_hex(8)}"
@@ -48,8 +49,9 @@ def _reads_then_done(body: dict[str, Any]) -> Reply:
     )
 
 
-async def _cli(settings: Settings, *args: str) -> tuple[int, str]:
-    """`justkernel ARGS` in a process of its own, as a user in another terminal runs it."""
+async def _run_cli(settings: Settings, *args: str) -> tuple[int, str]:
+    """`justkernel run ARGS` in a process of its own, as a user in another terminal runs it
+    (its signal handlers need the main thread of a process)."""
     env = {**os.environ, "JUSTKERNEL_DATA_DIR": str(settings.data_dir)}
     env["JUSTKERNEL_CONFIG_DIR"] = str(settings.config_dir)
     env["JUSTKERNEL_MODELS_LOCAL_FILE"] = str(settings.models_local_file)
@@ -57,6 +59,7 @@ async def _cli(settings: Settings, *args: str) -> tuple[int, str]:
         sys.executable,
         "-m",
         "justkernel.cli.main",
+        "run",
         *args,
         env=env,
         stdout=asyncio.subprocess.PIPE,
@@ -111,22 +114,25 @@ async def test_a_paused_connection_is_resumed_from_the_cli_with_no_scheduler_run
         run = await runtime.lab.runs.create("bad key, fixed from the CLI", meta=CPU)
         team = await runtime.scheduler(run.id, SchedulerConfig()).add_team("conn_cli")
         # `justkernel run` ends with its only team paused: it says why and how, and fails
-        args = ("run", "--resume", run.id, "--no-judger", "--minutes", "1")
-        code, said = await _cli(lab_settings, *args)
+        args = ("--resume", run.id, "--no-judger", "--minutes", "1")
+        code, said = await _run_cli(lab_settings, *args)
         assert code == 1, said
         assert f"justkernel resume-provider {run.id} conn_cli" in said, said
         assert (await runtime.lab.teams.get(run.id, team.id)).status == "paused"
 
         # the key is still wrong: the connection test refuses the resume, nothing changes
-        code, said = await _cli(lab_settings, "resume-provider", run.id, "conn_cli")
-        assert code == 2, said
-        assert "connection test failed" in said and WRONG not in said
+        # (resume-provider in this process: no scheduler runs here either, and it costs no
+        # fresh interpreter)
+        resume = ("resume-provider", run.id, "conn_cli")
+        refused = await asyncio.to_thread(run_cli, lab_settings, *resume)
+        assert refused.exit_code == 2, refused.output
+        assert "connection test failed" in refused.output and WRONG not in refused.output
         assert (await runtime.lab.teams.get(run.id, team.id)).status == "paused"
 
         runtime.lab.secrets.set(preset_secret_name("conn_cli"), KEY_A)  # the person fixes it
-        code, said = await _cli(lab_settings, "resume-provider", run.id, "conn_cli")
-        assert code == 0, said
-        assert f"run --resume {run.id}" in said
+        resumed_cli = await asyncio.to_thread(run_cli, lab_settings, *resume)
+        assert resumed_cli.exit_code == 0, resumed_cli.output
+        assert f"run --resume {run.id}" in resumed_cli.output
         # no scheduler drove the run: the store holds the resume, no request waits
         assert (await runtime.lab.teams.get(run.id, team.id)).status == "idle"
         (resumed,) = await runtime.lab.events.read(run.id, kinds=["provider.resumed"])

@@ -8,15 +8,13 @@ import json
 from typing import Any
 
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
 
 from justkernel.app import LabRuntime
-from justkernel.cli.main import app
 from justkernel.core.events.runs import DispatchStarted
 from justkernel.governance.budget import BudgetCaps
 from justkernel.scheduler.scheduler import ProviderNotPaused, SchedulerConfig
 from justkernel.settings.config import Settings
+from tests.support.cli import run_cli
 from tests.support.openai_server import Reply, ToolCall, Usage
 from tests.support.scripted_run import scripted_run
 
@@ -87,13 +85,6 @@ async def test_a_401_pauses_dispatch_for_the_provider_with_the_reason(
     assert [k for k, _, _ in await _kinds(runtime, run.id)].count("provider.resumed") == 1
 
 
-def _cli(settings: Settings, *args: str) -> Result:
-    """`justkernel ARGS` as a user in another terminal runs it, on this lab's folders."""
-    env = {"JUSTKERNEL_DATA_DIR": str(settings.data_dir)}
-    env["JUSTKERNEL_CONFIG_DIR"] = str(settings.config_dir)
-    return CliRunner().invoke(app, list(args), env=env)
-
-
 async def test_the_cli_asks_and_the_runs_scheduler_resumes_the_provider_once(
     runtime: LabRuntime, lab_settings: Settings
 ) -> None:
@@ -107,10 +98,10 @@ async def test_the_cli_asks_and_the_runs_scheduler_resumes_the_provider_once(
     await runtime.lab.events.append(run.id, DispatchStarted(seconds=None))
 
     # the CLI is another process: it cannot reach the scheduler, so it logs a request
-    refused = await asyncio.to_thread(_cli, lab_settings, "resume-provider", run.id, "deepseek")
+    refused = await asyncio.to_thread(run_cli, lab_settings, "resume-provider", run.id, "deepseek")
     assert refused.exit_code == 2 and "'deepseek' is not paused" in refused.output
     asked = await asyncio.to_thread(
-        _cli, lab_settings, "resume-provider", run.id, "scripted", "--no-test"
+        run_cli, lab_settings, "resume-provider", run.id, "scripted", "--no-test"
     )
     assert asked.exit_code == 0, asked.output
     (request,) = await runtime.lab.events.read(run.id, kinds=["provider.resume_requested"])
