@@ -65,6 +65,33 @@ async def test_a_repeated_identical_job_is_served_from_the_cache() -> None:
         await ev.pool.close()
 
 
+async def test_teams_asking_for_the_same_job_at_once_share_one_run() -> None:
+    """Teams often reach the same source at the same moment: the job runs once and the others
+    get its receipt as a cache hit (exactly what they would read a moment later); the one that
+    asked first gets the run itself."""
+    require_tools()
+    ev = evaluator(slots=2)
+    try:
+        src = unique_variant()
+        cases = ["c01_row_f32", SMALL_CASE]
+        submitted = ev.submissions
+        receipts = await asyncio.gather(
+            *(ev.evaluate(src, team=t, kind="probe", case_ids=cases) for t in "abc")
+        )
+        assert ev.submissions == submitted + 1
+        assert [r.team for r in receipts] == list("abc")
+        assert [r.cache_hit for r in receipts] == [False, True, True]
+        assert {r.status for r in receipts} == {Status.PROBE_PASSED}
+        stored = ev.cache.get(receipts[0].job_key)
+        assert stored is not None
+        for r in receipts:
+            assert r.model_dump(exclude={"cache_hit", "team"}) == stored.model_dump(
+                exclude={"cache_hit", "team"}
+            )
+    finally:
+        await ev.pool.close()
+
+
 async def test_sixteen_submissions_from_four_teams_share_two_slots_fairly() -> None:
     require_tools()
     ev = evaluator(slots=2)

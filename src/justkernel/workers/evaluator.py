@@ -110,6 +110,10 @@ class Evaluator:
         self.submissions = 0  # jobs handed to the pool (cache hits never are)
         self._packs: dict[str, InputPack] = {}
         self._pack_lock = asyncio.Lock()
+        # job key -> set when the one run of that key in flight ends: a team asking for the
+        # same job meanwhile (teams often reach the same source) waits for its cached receipt
+        # instead of running it again, and runs it itself only if none was cached
+        self._running: dict[str, asyncio.Event] = {}
 
     # -- inputs ---------------------------------------------------------------------------
     def local_case_ids(self) -> tuple[str, ...]:
@@ -197,22 +201,30 @@ class Evaluator:
                 toolchain_id=self.toolchain.id,
                 toolchain_version=self.toolchain.version,
             )
+            key = spec.job_key()
+            leading: asyncio.Event | None = None
             if tree.ok:  # a refused tree must never be answered by the clean tree's receipt
-                cached = self.cache.get(spec.job_key())
+                while (cached := self.cache.get(key)) is None and key in self._running:
+                    notify("waiting: the same job is running for another caller")
+                    await self._running[key].wait()  # then its receipt, if it was cached
                 if cached is not None:
                     notify("cache hit")
                     return cached.model_copy(update={"team": team})
-            if priority is None:
-                priority = Priority.FULL_VALIDATION if kind is JobKind.FULL else Priority.PROBE
-            receipt = await self._run_on_pool(spec, src, packs, job_dir, team, priority, notify)
-            receipt.team = team
-            receipt.submitted_at = submitted_at
-            receipt.durations.snapshot = snapshot_seconds
-            await asyncio.to_thread(self._keep_logs, receipt, job_dir / "work" / "logs")
-            if tree.ok:
-                await asyncio.to_thread(self.cache.put, receipt)
-            notify("done")
-            return receipt
+                leading = self._running[key] = asyncio.Event()
+            try:
+                receipt = await self._run_on_pool(spec, src, packs, job_dir, team, priority, notify)
+                receipt.team = team
+                receipt.submitted_at = submitted_at
+                receipt.durations.snapshot = snapshot_seconds
+                await asyncio.to_thread(self._keep_logs, receipt, job_dir / "work" / "logs")
+                if tree.ok:
+                    await asyncio.to_thread(self.cache.put, receipt)
+                notify("done")
+                return receipt
+            finally:
+                if leading is not None:
+                    del self._running[key]
+                    leading.set()
         finally:
             if not self.keep_jobs:
                 await asyncio.to_thread(shutil.rmtree, job_dir, True)
@@ -224,9 +236,11 @@ class Evaluator:
         packs: dict[str, InputPack],
         job_dir: Path,
         team: str,
-        priority: Priority,
+        priority: Priority | None,
         notify: Progress,
     ) -> Receipt:
+        if priority is None:
+            priority = Priority.FULL_VALIDATION if spec.kind is JobKind.FULL else Priority.PROBE
         request = ExecRequest(spec, src, packs, job_dir / "work", self.sim_parallelism, team)
 
         async def work(grant: SlotGrant) -> Receipt:
