@@ -3,7 +3,8 @@
 Known values are of two kinds. The secrets store registers every value it stores or decrypts
 (and the settings their API token); and the process environment's own secrets (variables named
 `*_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`, ... such as `JUSTKERNEL_API_TOKEN` or
-`OPENAI_API_KEY`) are read on every call, so a key exported after start-up counts too. `scrub`
+`OPENAI_API_KEY`) are looked up again whenever the environment changed, so a key exported after
+start-up counts too. `scrub`
 replaces each with `MARKER`; `scrub_bytes` does the same on raw bytes (a kernel's log need not be
 UTF-8). `RedactingFilter` applies it to every log record of the process.
 """
@@ -14,6 +15,7 @@ import logging
 import os
 import re
 import threading
+from functools import lru_cache
 
 MARKER = "***"
 _known: set[str] = set()
@@ -28,17 +30,28 @@ def register(value: str | None) -> None:
             _known.add(value)
 
 
+@lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """Whether an environment variable of this name holds a secret (by naming convention)."""
     return bool(_SECRET_NAME.search(name.upper()))
 
 
+# every event, log line and checkpoint is scrubbed: the value list is rebuilt only when the
+# environment or the registered values changed, not once per call
+_cached: tuple[tuple[tuple[bytes, bytes], ...], int, list[str]] | None = None
+
+
 def _values() -> list[str]:
     """Every known secret value, longest first (so a value containing another goes whole)."""
-    from_env = {v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= _MIN_LENGTH}
+    global _cached
+    environment = tuple(os.environb.items())  # bytes as they are: no decoding per variable
     with _lock:
-        values = _known | from_env
-    return sorted(values, key=len, reverse=True)
+        if _cached is not None and _cached[0] == environment and _cached[1] == len(_known):
+            return _cached[2]
+        from_env = {v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= _MIN_LENGTH}
+        values = sorted(_known | from_env, key=len, reverse=True)
+        _cached = (environment, len(_known), values)
+        return values
 
 
 def scrub(text: str) -> str:

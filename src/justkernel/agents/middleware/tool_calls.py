@@ -211,9 +211,11 @@ class ToolCallsMiddleware(AgentMiddleware):
         # each tool last offered to it, and every tool its agent has, offered or not
         self._offered: dict[str, dict[str, str]] = {}
         self._registered: dict[str, frozenset[str]] = {}
-        # the schemas of one set of offered tools (by identity), computed once: the graph's
-        # tools are the same objects at every call
-        self._schemas_of: dict[tuple[int, ...], tuple[list[Any], dict[str, str]]] = {}
+        # each tool's argument schema, computed once per (name, argument model): most tools are
+        # the same objects at every call, and the ones Deep Agents copies per call (grep, with
+        # a description for the call) keep their argument model; the model is kept with it, so
+        # its id stays its own
+        self._schema_of: dict[tuple[str, int], tuple[object, str]] = {}
 
     async def _hidden(self, seat: Seat) -> frozenset[str]:
         if self.board is None:
@@ -223,12 +225,17 @@ class ToolCallsMiddleware(AgentMiddleware):
         return EXCLUDED_TOOLS | PEER_TOOLS if alone else EXCLUDED_TOOLS
 
     def _schemas(self, offered: list[Any]) -> dict[str, str]:
-        key = tuple(id(t) for t in offered)
-        known = self._schemas_of.get(key)
-        if known is None:  # the list is kept with them, so the ids stay theirs
-            known = (offered, {t.name: _schema(t) for t in offered if isinstance(t, BaseTool)})
-            self._schemas_of[key] = known
-        return known[1]
+        schemas: dict[str, str] = {}
+        for tool in offered:
+            if not isinstance(tool, BaseTool):
+                continue
+            model = tool.args_schema if isinstance(tool.args_schema, type) else tool
+            key = (tool.name, id(model))
+            known = self._schema_of.get(key)
+            if known is None:
+                known = self._schema_of[key] = (model, _schema(tool))
+            schemas[tool.name] = known[1]
+        return schemas
 
     async def awrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
         seat = self.seat.at(request.runtime)

@@ -1,0 +1,39 @@
+"""LangSmith tracing stays off in the lab, and costs nothing while off.
+
+Nothing about a team (its prompts, sources, tool results) may leave the machine, so the lab turns
+LangSmith tracing off whatever the environment says. And LangChain's agent factory wraps every
+middleware's model and tool call in LangSmith's `traceable`, which even with tracing off hops to a
+worker thread twice per wrapped call (about forty thread round trips per agent step, each a GIL
+hand-over and a loop wake-up). LangSmith's documented runtime override runs those hops inline
+instead: with tracing off they are a few dictionary operations.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from collections.abc import Callable
+from typing import TypeVar
+
+import langsmith
+
+_TRACING_SWITCHES = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2")
+T = TypeVar("T")
+
+
+async def _inline(
+    _default: object,
+    ctx: contextvars.Context,
+    func: Callable[..., T],
+    /,
+    *args: object,
+    **kw: object,
+) -> T:
+    return ctx.run(func, *args, **kw)
+
+
+def keep_traces_local() -> None:
+    """Tracing off for this process, and LangSmith's thread hops inline (idempotent)."""
+    for name in _TRACING_SWITCHES:
+        os.environ[name] = "false"
+    langsmith.set_runtime_overrides(aio_to_thread=_inline)
