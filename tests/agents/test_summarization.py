@@ -153,8 +153,9 @@ async def test_a_history_write_the_workspace_refuses_is_reported(tmp_path: Path)
     assert backend.artifacts_root == "/scratch"  # where Deep Agents puts its history files
     assert not (await backend.awrite("/scratch/conversation_history/s.md", "# kept\n")).error
     assert refused == []
-    # outside scratch/ and the editable folders (where Deep Agents wrote it by default)
-    result = await backend.awrite("/conversation_history/s.md", "# lost\n")
-    assert result.error and refused == [("/conversation_history/s.md", result.error)]
+    # outside scratch/ and the editable folders (Deep Agents' own default folder,
+    # /conversation_history/, is the workspace backend's alias of scratch/'s)
+    result = await backend.awrite("/notes/s.md", "# lost\n")
+    assert result.error and refused == [("/notes/s.md", result.error)]
     edited = await backend.aedit("/spec.md", "a", "b")
     assert edited.error and refused[-1] == ("/spec.md", edited.error)
