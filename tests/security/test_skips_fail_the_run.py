@@ -12,6 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+import tests.conftest
+
 REPO = Path(__file__).resolve().parents[2]
 
 # What a test of this suite does when a tool is missing, and the two kinds of xfail.
@@ -58,7 +62,8 @@ def test_dashboard():
 def _run_suite(
     folder: Path, *args: str, files: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """pytest on `folder` with this suite's configuration (tests/conftest.py as a plugin)."""
+    """pytest on `folder` with this suite's skip rule (the plugin tests/conftest.py loads,
+    checked below; loading it alone spares each run the ~4.5 CPU-s of importing the lab)."""
     for name, text in (files or {"test_tools.py": SUITE, "test_browser.py": MODULE_SKIP}).items():
         (folder / name).write_text(text)
     return subprocess.run(
@@ -67,7 +72,7 @@ def _run_suite(
             "-m",
             "pytest",
             "-p",
-            "tests.conftest",
+            "tests.support.skips",
             "-p",
             "no:cacheprovider",
             "-c",
@@ -85,6 +90,12 @@ def _run_suite(
         text=True,
         timeout=300,
     )
+
+
+def test_the_suite_runs_under_the_skip_rule(request: pytest.FixtureRequest) -> None:
+    """This very run loads the plugin the runs below use: the suite's configuration is it."""
+    assert "tests.support.skips" in tests.conftest.pytest_plugins
+    assert request.config.pluginmanager.has_plugin("tests.support.skips")
 
 
 def test_a_skip_fails_a_full_run_with_its_reason(tmp_path: Path) -> None:
