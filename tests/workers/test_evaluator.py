@@ -12,15 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from justkernel.core.receipts import Receipt, Status
-from justkernel.operators import load_operator
+from justkernel.core.receipts import JobKind, Receipt, Status
+from justkernel.operators import input_pack_hash, load_operator, local_cases, verify_input_pack
+from justkernel.operators import pack as pack_module
 from justkernel.toolchains import CpuLimits, check_tree
 from justkernel.toolchains.sandbox import SandboxLimits
-from justkernel.workers.evaluator import CaseSelectionError, Evaluator
+from justkernel.workers.evaluator import CaseSelectionError, CaseSets, Evaluator
 from tests.workers.test_evaluator_shared import (
     SMALL_CASE,
     evaluator,
     make_project,
+    own_settings,
     require_tools,
     toolchain,
 )
@@ -67,8 +69,7 @@ async def test_a_repeated_identical_job_is_served_from_the_cache() -> None:
 
 async def test_teams_asking_for_the_same_job_at_once_share_one_run() -> None:
     """Teams often reach the same source at the same moment: the job runs once and the others
-    get its receipt as a cache hit (exactly what they would read a moment later); the one that
-    asked first gets the run itself."""
+    get its receipt as a cache hit (exactly what they would read a moment later)."""
     require_tools()
     ev = evaluator(slots=2)
     try:
@@ -80,7 +81,7 @@ async def test_teams_asking_for_the_same_job_at_once_share_one_run() -> None:
         )
         assert ev.submissions == submitted + 1
         assert [r.team for r in receipts] == list("abc")
-        assert [r.cache_hit for r in receipts] == [False, True, True]
+        assert sorted(r.cache_hit for r in receipts) == [False, True, True]
         assert {r.status for r in receipts} == {Status.PROBE_PASSED}
         stored = ev.cache.get(receipts[0].job_key)
         assert stored is not None
@@ -210,6 +211,32 @@ async def test_a_wall_clock_timeout_is_never_cached() -> None:
         assert not again.cache_hit and ev.submissions == 2  # it ran again
     finally:
         await ev.pool.close()
+
+
+async def test_input_packs_are_generated_outside_the_lab_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pack's arrays (~350 MB for the perf cases) never live in the lab process: the child
+    that builds the pack writes the same bytes (the pack hash computed here, in memory), and
+    the lab only reads the manifest."""
+    definition = load_operator()
+    small = tuple(c for c in local_cases(definition) if c.id in (SMALL_CASE, "c14_bcast3d_f16"))
+    expected = input_pack_hash(small, definition=definition)
+
+    def in_the_lab(_case: object) -> object:
+        raise AssertionError("inputs generated in the lab process")
+
+    monkeypatch.setattr(pack_module, "generate_inputs", in_the_lab)
+    ev = evaluator(settings=own_settings("packs"), cases=CaseSets(local=small, perf=small[:1]))
+    try:
+        packs = await ev.packs(JobKind.FULL)
+    finally:
+        await ev.pool.close()
+    assert packs["local"].pack_hash == expected and packs["local"].case_ids == tuple(
+        c.id for c in small
+    )
+    verify_input_pack(packs["local"], definition)  # every file re-hashed against the manifest
+    assert packs["perf"].case_ids == (small[0].id,)
 
 
 def test_case_selection_is_checked() -> None:

@@ -272,6 +272,14 @@ def _cached(cache_dir: Path, key: str) -> InputPack | None:
     return load_input_pack(root)
 
 
+def find_input_pack(
+    cases: Iterable[CaseSpec], cache_dir: Path, definition: OperatorDefinition | None = None
+) -> InputPack | None:
+    """The pack of `cases` already built under `cache_dir`, or None (nothing is generated)."""
+    definition = definition or load_operator()
+    return _cached(Path(cache_dir), case_set_key(tuple(cases), definition))
+
+
 def ensure_input_pack(
     cases: Iterable[CaseSpec], cache_dir: Path, definition: OperatorDefinition | None = None
 ) -> InputPack:

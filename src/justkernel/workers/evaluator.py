@@ -29,10 +29,10 @@ from justkernel.operators import (
     CaseSpec,
     InputPack,
     OperatorDefinition,
-    ensure_input_pack,
     local_cases,
     perf_cases,
 )
+from justkernel.operators.pack_process import ensure_input_pack_apart
 from justkernel.settings.config import Settings
 from justkernel.store.blobs import BlobStore
 from justkernel.toolchains.protocol import Progress, Toolchain
@@ -152,7 +152,8 @@ class Evaluator:
     def _build_pack(self, cases_of: CaseSource) -> InputPack:
         _traversable(self.packs_dir.parent)
         open_dir(self.packs_dir)
-        pack = ensure_input_pack(cases_of(self.definition), self.packs_dir, self.definition)
+        # generated in a child: the lab process never holds a pack's arrays (pack_process)
+        pack = ensure_input_pack_apart(cases_of(self.definition), self.packs_dir, self.definition)
         _open_tree(pack.root)
         return pack
 
