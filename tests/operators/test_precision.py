@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from justkernel.operators import (
     check_case_outputs,
     compare_output,
 )
+from justkernel.operators.precision import compare_output_files
 
 
 def test_crafted_failures_are_reported(definition: OperatorDefinition) -> None:
@@ -134,3 +136,40 @@ def test_output_folder_checks(
     one_nan = check_case_outputs(local_pack, case_id, tmp_path, definition)
     assert one_nan.outputs[1].first_failures == (3,)
     assert one_nan.outputs[1].nan_count == 1
+
+
+def test_a_chunked_check_gives_the_whole_check_figures(definition: OperatorDefinition) -> None:
+    """Counts, maxima and first failing indices do not depend on the chunk size, also when
+    failures, NaNs and infinities straddle chunk edges, and files give what arrays give."""
+    rng = np.random.default_rng(11)
+    standard = definition.precision_for("float32")
+    golden = rng.standard_normal(10_007).astype(np.float32)
+    golden[[0, 5, 6]] = [np.inf, np.nan, 0.0]
+    out = golden.copy()
+    out[rng.choice(10_007, 30, replace=False)] += np.float32(0.5)
+    out[[6, 999, 1000, 10_006]] = [np.nan, np.inf, -np.inf, 3.0]
+    whole = compare_output("o", out, golden, standard, chunk=1 << 20)
+    assert whole.failures > 30 and whole.nan_count == 2
+    for chunk in (1, 7, 1000, 4096):
+        assert compare_output("o", out, golden, standard, chunk=chunk) == whole, chunk
+
+
+def test_a_large_wrong_output_is_checked_in_bounded_memory(
+    definition: OperatorDefinition, tmp_path: Path
+) -> None:
+    """A wrong 4M-element output (a perf case's size) is checked a chunk at a time: the lab
+    process holds a few MB for it, not float64 copies of the whole output and golden."""
+    standard = definition.precision_for("float32")
+    shape = (2048, 2048)
+    golden, out = tmp_path / "golden.bin", tmp_path / "out.bin"
+    np.ones(shape, dtype="<f4").tofile(golden)
+    np.full(shape, 2.0, dtype="<f4").tofile(out)
+    tracemalloc.start()
+    try:
+        result = compare_output_files("output0", out, golden, "float32", shape, standard)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert not result.passed and result.failures == 2048 * 2048
+    assert result.first_failures == (0, 1, 2, 3, 4) and result.max_abs_error == 1.0
+    assert peak < 48 << 20, f"{peak >> 20} MB"  # whole-array float64 work: ~360 MB

@@ -8,7 +8,7 @@ infinities match. An output passes when its failures stay within the standard's 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +16,10 @@ import numpy as np
 
 from justkernel.operators.definition import OperatorDefinition, PrecisionStandard, load_operator
 from justkernel.operators.pack import InputPack
-from justkernel.operators.rawfiles import read_raw
+from justkernel.operators.rawfiles import check_raw_size
 
 MAX_REPORTED_INDICES = 5
+CHUNK_ELEMENTS = 1 << 18  # per step of a check: ~25 MB of work arrays at most (all failing)
 
 
 @dataclass(frozen=True)
@@ -82,85 +83,151 @@ def _missing(name: str, elements: int, standard: PrecisionStandard, why: str) ->
     )
 
 
-def compare_output(
-    name: str, output: np.ndarray, golden: np.ndarray, standard: PrecisionStandard
-) -> OutputCheck:
-    """Compare one output against its golden, element by element, in float64.
+@dataclass
+class _Tally:
+    """What compare_output sums up over an output's chunks: counts, maxima and the first
+    failing indices are exact whatever the chunking, so a verdict never depends on it."""
 
-    Elements equal to the golden in their own dtype are equal in float64 too: they cannot fail
-    and add 0 to every error figure, so only the others go through the float64 analysis (a
-    kernel output is mostly exact: one comparison pass instead of a dozen over 1M elements)."""
+    failures: int = 0
+    nan_count: int = 0
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    first: list[int] = field(default_factory=list)
+
+    def add(
+        self, out: np.ndarray, ref: np.ndarray, offset: int, standard: PrecisionStandard
+    ) -> None:
+        """One chunk: elements equal to the golden in their own dtype are equal in float64 too,
+        so they cannot fail and add 0 to every figure; only the others go through the float64
+        analysis (a kernel output is mostly exact)."""
+        if out.dtype == ref.dtype:
+            where = np.flatnonzero(out != ref)  # NaN != NaN: every NaN output is here
+            out, ref = out[where], ref[where]
+        else:
+            where = None
+        out64 = np.asarray(out, dtype=np.float64)
+        ref64 = np.asarray(ref, dtype=np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(out64 - ref64)
+            # inf - inf and -inf vs +inf must not slip through an infinite tolerance
+            within = np.isfinite(diff) & (diff <= standard.atol + standard.rtol * np.abs(ref64))
+            fails = ~(within | (out64 == ref64))
+        failing = np.flatnonzero(fails)
+        if where is not None:
+            failing = where[failing]
+        self.failures += int(failing.size)
+        if len(self.first) < MAX_REPORTED_INDICES:
+            wanted = MAX_REPORTED_INDICES - len(self.first)
+            self.first += [offset + int(i) for i in failing[:wanted]]
+        self.nan_count += int(np.isnan(out64).sum())
+        finite_diff = diff[~np.isnan(diff)]
+        if finite_diff.size:
+            self.max_abs = max(self.max_abs, float(finite_diff.max()))
+        nonzero = (ref64 != 0) & ~np.isnan(diff)
+        with np.errstate(invalid="ignore", over="ignore"):
+            rel = diff[nonzero] / np.abs(ref64[nonzero])
+        if rel.size:
+            self.max_rel = max(self.max_rel, float(rel.max()))
+
+    def verdict(self, name: str, elements: int, standard: PrecisionStandard) -> OutputCheck:
+        allowed = standard.allowed_failures(elements)
+        passed = self.failures <= allowed
+        message = ""
+        if not passed:
+            message = f"{self.failures} of {elements} elements out of tolerance (allowed {allowed})"
+            if self.nan_count:
+                message += f", {self.nan_count} NaN"
+        return OutputCheck(
+            name=name,
+            passed=passed,
+            elements=elements,
+            failures=self.failures,
+            allowed_failures=allowed,
+            error_ratio=self.failures / elements if elements else 0.0,
+            max_abs_error=self.max_abs,
+            max_rel_error=self.max_rel,
+            nan_count=self.nan_count,
+            first_failures=tuple(self.first),
+            message=message,
+        )
+
+
+def compare_output(
+    name: str,
+    output: np.ndarray,
+    golden: np.ndarray,
+    standard: PrecisionStandard,
+    chunk: int = CHUNK_ELEMENTS,
+) -> OutputCheck:
+    """Compare one output against its golden, element by element, in float64, `chunk`
+    elements at a time (the float64 copies of a wrong 4M-element output would be ~150 MB)."""
     if output.shape != golden.shape:
         return _missing(name, golden.size, standard, f"shape {output.shape} != {golden.shape}")
     flat_out, flat_ref = np.ravel(output), np.ravel(golden)
-    elements = int(flat_ref.size)
-    if flat_out.dtype == flat_ref.dtype:
-        where = np.flatnonzero(flat_out != flat_ref)  # NaN != NaN: every NaN output is here
-        flat_out, flat_ref = flat_out[where], flat_ref[where]
-    else:
-        where = None
-    out = np.asarray(flat_out, dtype=np.float64)
-    ref = np.asarray(flat_ref, dtype=np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.abs(out - ref)
-        # inf - inf and -inf vs +inf must not slip through an infinite tolerance
-        within = np.isfinite(diff) & (diff <= standard.atol + standard.rtol * np.abs(ref))
-        fails = ~(within | (out == ref))
-    failing = np.flatnonzero(fails)
-    if where is not None:
-        failing = where[failing]
-    nan_count = int(np.isnan(out).sum())
-    finite_diff = diff[~np.isnan(diff)]
-    max_abs = float(finite_diff.max()) if finite_diff.size else 0.0
-    nonzero = (ref != 0) & ~np.isnan(diff)
-    with np.errstate(invalid="ignore", over="ignore"):
-        rel = diff[nonzero] / np.abs(ref[nonzero])
-    max_rel = float(rel.max()) if rel.size else 0.0
-    allowed = standard.allowed_failures(elements)
-    passed = failing.size <= allowed
-    message = ""
-    if not passed:
-        message = f"{failing.size} of {elements} elements out of tolerance (allowed {allowed})"
-        if nan_count:
-            message += f", {nan_count} NaN"
-    return OutputCheck(
-        name=name,
-        passed=passed,
-        elements=elements,
-        failures=int(failing.size),
-        allowed_failures=allowed,
-        error_ratio=failing.size / elements if elements else 0.0,
-        max_abs_error=max_abs,
-        max_rel_error=max_rel,
-        nan_count=nan_count,
-        first_failures=tuple(int(i) for i in failing[:MAX_REPORTED_INDICES]),
-        message=message,
-    )
+    tally = _Tally()
+    for start in range(0, flat_ref.size, chunk):
+        stop = start + chunk
+        tally.add(flat_out[start:stop], flat_ref[start:stop], start, standard)
+    return tally.verdict(name, int(flat_ref.size), standard)
+
+
+def compare_output_files(
+    name: str,
+    output: Path,
+    golden: Path,
+    dtype: str,
+    shape: tuple[int, ...],
+    standard: PrecisionStandard,
+    chunk: int = CHUNK_ELEMENTS,
+) -> OutputCheck:
+    """`compare_output` on two raw files, read `chunk` elements at a time: a check holds a
+    few MB whatever the output's size (the lab checks every case of every job in its own
+    process, several at once). A missing or wrongly sized output fails as a whole."""
+    elements = int(np.prod(shape, dtype=np.int64))
+    if not output.is_file():
+        return _missing(name, elements, standard, f"{output.name} was not written")
+    try:
+        check_raw_size(output, dtype, shape)
+    except ValueError as exc:
+        return _missing(name, elements, standard, str(exc))
+    check_raw_size(golden, dtype, shape)
+    dt, native = np.dtype(dtype).newbyteorder("<"), np.dtype(dtype).newbyteorder("=")
+    tally = _Tally()
+    with output.open("rb") as out_file, golden.open("rb") as ref_file:
+        for start in range(0, elements, chunk):
+            count = min(chunk, elements - start)
+            out = np.fromfile(out_file, dtype=dt, count=count)
+            ref = np.fromfile(ref_file, dtype=dt, count=count)
+            if out.size != count or ref.size != count:  # changed while being read
+                return _missing(name, elements, standard, f"{output.name} changed while read")
+            native = dt.newbyteorder("=")
+            tally.add(
+                out.astype(native, copy=False), ref.astype(native, copy=False), start, standard
+            )
+    return tally.verdict(name, elements, standard)
 
 
 def check_case_outputs(
     pack: InputPack, case_id: str, out_dir: Path, definition: OperatorDefinition | None = None
 ) -> CaseCheck:
-    """Check the output files a harness wrote into `out_dir` against the pack's goldens."""
+    """Check the output files a harness wrote into `out_dir` against the pack's goldens,
+    streaming both (`compare_output_files`)."""
     definition = definition or load_operator()
     entry = pack.entry(case_id)
     case = entry.case
     standard = definition.precision_for(case.dtype)
-    goldens = pack.load_golden(case_id)
     names = definition.harness.output_files
-    results = []
-    for name, golden, shape in zip(names, goldens, case.output_shapes, strict=True):
-        path = Path(out_dir) / name
-        label = name.removesuffix(".bin")
-        if not path.is_file():
-            results.append(_missing(label, golden.size, standard, f"{name} was not written"))
-            continue
-        try:
-            output = read_raw(path, case.dtype, shape)
-        except ValueError as exc:
-            results.append(_missing(label, golden.size, standard, str(exc)))
-            continue
-        results.append(compare_output(label, output, golden, standard))
+    results = [
+        compare_output_files(
+            name.removesuffix(".bin"),
+            Path(out_dir) / name,
+            entry.golden_dir / name,
+            case.dtype,
+            shape,
+            standard,
+        )
+        for name, shape in zip(names, case.output_shapes, strict=True)
+    ]
     return CaseCheck(case_id=case_id, passed=all(r.passed for r in results), outputs=tuple(results))
 
 

@@ -21,13 +21,18 @@ def raw_bytes(array: np.ndarray) -> bytes:
     return np.ascontiguousarray(little).tobytes()
 
 
-def read_raw(path: Path, dtype: np.dtype | str, shape: tuple[int, ...]) -> np.ndarray:
-    """Read a .bin file, insisting its size matches the shape (a short file is a failed run)."""
-    dt = np.dtype(dtype).newbyteorder("<")
-    expected = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+def check_raw_size(path: Path, dtype: np.dtype | str, shape: tuple[int, ...]) -> None:
+    """Raise ValueError unless the .bin file holds exactly `shape` elements of `dtype`."""
+    expected = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
     size = path.stat().st_size
     if size != expected:
         raise ValueError(f"{path.name}: {size} bytes, expected {expected} for shape {shape}")
+
+
+def read_raw(path: Path, dtype: np.dtype | str, shape: tuple[int, ...]) -> np.ndarray:
+    """Read a .bin file, insisting its size matches the shape (a short file is a failed run)."""
+    dt = np.dtype(dtype).newbyteorder("<")
+    check_raw_size(path, dtype, shape)
     return np.fromfile(path, dtype=dt).reshape(shape).astype(dt.newbyteorder("="), copy=False)
 
 
