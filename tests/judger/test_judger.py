@@ -15,6 +15,7 @@ from justkernel.judger.judger import Judger
 from justkernel.judger.review import review_candidate
 from justkernel.judger.settings import JudgerSettings
 from justkernel.paths import resources_dir
+from justkernel.scheduler.wake import wake_prompt
 from justkernel.store.candidates import CandidateStore
 from tests.support.judge import Clock
 
@@ -116,15 +117,25 @@ async def test_judger_submits_within_quota_and_results_reach_every_team(
     assert [r["sota_changed"] for r in results] == [True, True, True]  # each beat the last
     champion = await j.champion()
     assert champion is not None and champion[1].id == s2.id
-    # every result reached all three teams as feedback; the submitter got its correction task
-    wanted = {r["submission_id"] for r in results}
+    # every result reached each of the three teams once: the submitter by its correction task
+    # (the public copy skips it), the others by the public copy; the woken turn's prompt
+    # (built from the same pending news) names each result once
+    wanted = sorted(r["submission_id"] for r in results)
+    news = await scheduler.board.news(run.id, teams[0].id)
+    prompt = wake_prompt(news).splitlines()
+    named = [line for line in prompt if line.startswith("- official feedback")]
+    assert len(named) == len(results), prompt
+    for sub in subs:
+        assert len([line for line in named if sub.candidate_id in line]) == 1, prompt
     own = await scheduler.board.deliver(run.id, teams[0].id, "check")
-    corrections = [m for m in own if m.recipient == teams[0].id]
-    assert {m.payload["submission_id"] for m in corrections} == wanted
-    assert all(len(m.payload["points"]) == 15 for m in corrections)  # the full per-point data
+    assert [m.id for m in own] == [m.id for m in news]
+    assert sorted(m.payload["submission_id"] for m in own) == wanted  # one message each
+    assert all(m.recipient == teams[0].id for m in own)  # its own, not the public copy
+    assert all(len(m.payload["points"]) == 15 for m in own)  # the full per-point data
     for team in teams[1:]:
         inbox = await scheduler.board.deliver(run.id, team.id, "check")
-        assert {m.payload["submission_id"] for m in inbox} == {r["submission_id"] for r in results}
+        assert sorted(m.payload["submission_id"] for m in inbox) == wanted
+        assert all(m.recipient == "all" and "points" not in m.payload for m in inbox)
 
 
 async def test_review_rejects_tampered_or_forbidden_sources(

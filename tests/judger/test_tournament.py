@@ -1,7 +1,8 @@
 """An offline tournament of three teams on the embedded defaults with the Judger and a real
-local judge: improvements are frozen, judged, submitted, and every official result reaches all
-three teams and is acknowledged exactly once — with a duplicated send, and with the lab
-restarted between delivery and acknowledgement."""
+local judge: improvements are frozen, judged, submitted, and every official result reaches each
+of the three teams once (the submitter by its own message, the others by the public copy) and
+is acknowledged exactly once — with a duplicated send, and with the lab restarted between
+delivery and acknowledgement."""
 
 from __future__ import annotations
 
@@ -97,10 +98,23 @@ async def test_results_reach_every_team_once_across_a_restart(
             async for e in restarted.lab.events.iter_all(run.id)
             if e.kind == "a2a.acked"
         ]
-        for message in news:
-            states = await board.delivery_states(run.id, message.id)
-            assert states == {t.id: "acked" for t in teams}, states
-            for team in teams:
-                assert acks.count((team.id, message.id)) == 1
+        # each team received each result once, acked once: the submitter by its own message
+        # (the full per-point data), every other team by the public copy; nothing pending
+        feedback = await board.messages(run.id, "feedback")
+        for result in results:
+            about = [m for m in feedback if m.payload["submission_id"] == result["submission_id"]]
+            submitter = next(m.recipient for m in about if m.recipient != "all")
+            got: dict[str, list[str]] = {t.id: [] for t in teams}
+            for message in about:
+                states = await board.delivery_states(run.id, message.id)
+                assert set(states.values()) == {"acked"}, states
+                for team_id in states:
+                    got[team_id].append(message.id)
+                    assert acks.count((team_id, message.id)) == 1
+            assert all(len(ids) == 1 for ids in got.values()), got
+            [own] = got[submitter]
+            assert "points" in next(m for m in about if m.id == own).payload
+        for team in teams:
+            assert await board.pending(run.id, team.id) == 0
         frozen = await scheduler.candidates.list(run.id)
         assert any(c.status in ("official_pass", "official_fail") for c in frozen)

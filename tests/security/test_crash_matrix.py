@@ -2,7 +2,8 @@
 with the Judger and the local judge it starts) killed by SIGKILL at each named crash point
 (`justkernel.faults`), on SQLite and on PostgreSQL, then `justkernel run --resume` without
 the crash: no event lost or duplicated, no submission
-sent twice, every official result recorded and delivered, every delivery acknowledged once.
+sent twice, every official result recorded and delivered to the team exactly once (its own
+message; the public copy skips the submitter), every delivery acknowledged once.
 
 The cases share one lab data folder (receipts and packs of earlier cases answer the teams'
 evaluations) and one judge folder (its receipt cache answers repeated sources), each with a
@@ -241,7 +242,9 @@ def test_a_crash_at_each_point_then_resume_loses_and_repeats_nothing(
     posted = {m["payload"]["candidate_id"] for m in after["messages"] if m["type"] == "candidate"}
     assert posted == bests
 
-    # every result delivered to the team (its correction task and the news), acked once
+    # every result posted once to its team (the correction task) and once as the public news,
+    # which skips the submitter (and so, with one team, reaches nobody); the team received each
+    # result exactly once, acked and logged once, and no delivery of it is left pending
     messages = {m["id"]: m for m in after["messages"]}
     feedback = {
         str(m["sender_message_id"]): str(m["id"])
@@ -254,14 +257,26 @@ def test_a_crash_at_each_point_then_resume_loses_and_repeats_nothing(
             assert f"result:{sub['id']}:{to}" in feedback, (sub["id"], to, sorted(feedback))
     assert len(feedback) == 2 * len(subs)
     rows = {(d["message_id"], d["team_id"]): d["status"] for d in after["deliveries"]}
+    received = Counter(
+        (team_id, messages[message_id]["payload"]["submission_id"])
+        for (message_id, team_id) in rows
+        if message_id in feedback.values()
+    )
+    assert received == Counter((team, sub["id"]) for sub in subs), (received, rows)
     for message_id in feedback.values():
-        assert rows.get((message_id, team)) == "acked", (messages[message_id], rows)
+        for (delivered, team_id), status in rows.items():
+            if delivered == message_id:
+                assert status == "acked", (messages[message_id], team_id, status)
+    for sub in subs:
+        own = feedback[f"result:{sub['id']}:{team}"]
+        assert rows.get((own, team)) == "acked", (messages[own], rows)
     for kind in ("a2a.delivered", "a2a.acked"):
         seen = Counter(
             (e["team"], _payload(e)["message_id"]) for e in after["events"] if e["kind"] == kind
         )
         for message_id in feedback.values():
-            assert seen[(team, message_id)] == 1, (kind, message_id)
+            wanted = 1 if (message_id, team) in rows else 0
+            assert seen[(team, message_id)] == wanted, (kind, message_id)
 
     judge_pid = _judge_pid(shared.judge)
     if judge_pid is not None:

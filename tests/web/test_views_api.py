@@ -82,6 +82,42 @@ async def _fold_tracks_candidates(lab: Lab, _client: httpx.AsyncClient) -> None:
     assert ("judger", "team-002", "feedback") in edges
 
 
+def test_the_graph_shows_each_official_result_once_per_team(settings: Settings) -> None:
+    with_app(settings, _each_result_once_per_team)
+
+
+async def _each_result_once_per_team(lab: Lab, _client: httpx.AsyncClient) -> None:
+    """The Judger posts a result to its submitter and a public copy that skips it (board.py
+    `excluding`); a broadcast that reaches nobody (one team alone) draws no edge at all."""
+    registered = [
+        NewEvent("team.registered", {"display_name": n, "model_preset": "qwen"}, n)
+        for n in ("team-001", "team-002")
+    ]
+    results = [
+        NewEvent(
+            "a2a.message",
+            {"message_id": "own", "to": "team-001", "recipients": ["team-001"], "type": "feedback"},
+        ),
+        NewEvent(
+            "a2a.message",
+            {"message_id": "news", "to": "all", "recipients": ["team-002"], "type": "feedback"},
+        ),
+        NewEvent(
+            "a2a.message",
+            {"message_id": "nobody", "to": "all", "recipients": [], "type": "feedback"},
+        ),
+    ]
+    run_id = await write_run(lab, "once", registered + results)
+    run = await lab.runs.get(run_id)
+    state = await fold_into(lab.events, RunState(run_id), run.last_seq)
+    counts = {
+        e["target"]: e["count"]
+        for e in state.graph()["edges"]
+        if (e["source"], e["type"]) == ("judger", "feedback")
+    }
+    assert counts == {"team-001": 1, "team-002": 1}
+
+
 def test_views_answer_as_of_any_event_and_never_stale(settings: Settings) -> None:
     with_app(settings, _views_as_of_any_event)
 

@@ -97,8 +97,14 @@ class LabBoard:
         recipient: str,
         type: str,
         payload: dict[str, Any],
+        excluding: str | None = None,
     ) -> tuple[BoardMessage, bool]:
-        """Store a message and its deliveries; a resend with the same id changes nothing."""
+        """Store a message and its deliveries; a resend with the same id changes nothing.
+
+        `excluding` leaves one team out of a broadcast ("all"): the Judger's public copy of an
+        official result skips the team that submitted it, whose own message already says it in
+        full, so every team receives each result once (a broadcast nobody else may receive is
+        still stored, with no delivery: it is the run's public record of the result)."""
         if type not in MESSAGE_TYPES:
             raise BoardError(f"unknown message type {type!r}")
         existing = await self._rows.by_sender_id(run_id, sender, sender_message_id)
@@ -106,6 +112,8 @@ class LabBoard:
             return existing, False
         self._check_rate(run_id, sender)
         recipients = await self._recipients(run_id, sender, recipient, type)
+        if recipient == "all" and excluding is not None:
+            recipients = [t for t in recipients if t != excluding]
         message = BoardMessage(
             id=f"msg-{secrets.token_hex(8)}",
             sender=sender,

@@ -401,6 +401,7 @@ class Judger:
             sender="judger",
             sender_message_id=f"result:{sub.id}:all",
             recipient="all",
+            excluding=sub.team_id,  # its own message above says it in full: one per team
             type="feedback",
             payload={
                 "submission_id": sub.id,
@@ -442,8 +443,9 @@ class Judger:
             dedup_key=f"official.result:{sub.id}",
         )
         crash_point("official.before_feedback")
-        # a correction task for the submitting team, and the news for every team that shares;
-        # a control team's result is news to nobody, and it hears of nobody's (feedback.py)
+        # a correction task for the submitting team, and the news for every other team that
+        # shares (each team hears of each result once); a control team's result is news to
+        # nobody, and it hears of nobody's (feedback.py)
         await self._post_feedback(sub, data, status)
         await self.rows.record_result(sub.id, status, data)
         await self.candidates.set_status(self.run_id, sub.candidate_id, CandidateStatus(status))

@@ -269,7 +269,7 @@ class RunState:
     def _message(self, event: Event, p: A2AMessage) -> None:
         sender = event.team or p.sender or (JUDGER_NODE if p.type == "feedback" else LAB_NODE)
         recipients = p.recipients
-        if not recipients:
+        if recipients is None:  # an older log without the list; [] is a broadcast to nobody
             if p.to in (None, "all"):
                 recipients = [t for t, s in self.teams.items() if not s.exited and t != sender]
             else:
