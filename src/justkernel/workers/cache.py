@@ -20,6 +20,8 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -27,10 +29,19 @@ from pydantic import ValidationError
 from justkernel.core.receipts import Receipt
 from justkernel.store.blobs import SHA256_RE
 
+MEMO_SIZE = 512  # parsed receipts kept; a full one is ~150 KB as objects (~25 KB of JSON)
+
 
 class ReceiptCache:
+    """Receipts on disk, with the last `MEMO_SIZE` parsed ones kept per file version: teams
+    that reach the same source all hold the one parsed receipt (shallow copies that differ
+    only in `team`/`cache_hit`), not a parse each (100 teams held ~100 MB of equal copies).
+    A receipt is never changed once made, so sharing its parts is safe."""
+
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
+        self._memo: OrderedDict[str, tuple[tuple[int, int, int], Receipt]] = OrderedDict()
+        self._memo_lock = threading.Lock()  # get() may be called from worker threads
 
     def path(self, job_key: str) -> Path:
         if not SHA256_RE.match(job_key):
@@ -39,14 +50,26 @@ class ReceiptCache:
 
     def get(self, job_key: str) -> Receipt | None:
         """The stored receipt marked `cache_hit`, or None (missing or unreadable)."""
+        path = self.path(job_key)
         try:
-            text = self.path(job_key).read_text()
-            receipt = Receipt.model_validate_json(text)
+            st = path.stat()
+            version = (st.st_ino, st.st_size, st.st_mtime_ns)  # a rewrite is a new version
+            with self._memo_lock:
+                known = self._memo.get(job_key)
+                if known is not None and known[0] == version:
+                    self._memo.move_to_end(job_key)
+                    return known[1].model_copy()  # the caller's own top level
+            receipt = Receipt.model_validate_json(path.read_text())
         except (OSError, ValidationError):
             return None
         if receipt.job_key != job_key:
             return None
-        return receipt.model_copy(update={"cache_hit": True})
+        hit = receipt.model_copy(update={"cache_hit": True})
+        with self._memo_lock:
+            self._memo[job_key] = (version, hit)
+            if len(self._memo) > MEMO_SIZE:
+                self._memo.popitem(last=False)
+        return hit.model_copy()
 
     @staticmethod
     def accepts(receipt: Receipt) -> bool:
