@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from justkernel.agents.harness import forbidden_writes
-from justkernel.app import RunSession, TeamPlan, open_runtime
+from justkernel.app import RunSession, open_runtime
 from justkernel.core.receipts import Receipt
-from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.settings.config import Settings
 from justkernel.teams.workspace import SPEC_NAME
+from tests.support.default_target import start_on_default_target
 
 
 async def _first_full_receipt(session: RunSession, seconds: float) -> Receipt:
@@ -43,14 +43,7 @@ async def test_a_run_with_no_toolchain_setting_is_an_ascendc_cpu_run(
     monkeypatch.delenv("JUSTKERNEL_TOOLCHAIN")
     settings = Settings(data_dir=shared_lab_dir / "data", config_dir=tmp_path / "config")
     async with open_runtime(settings, slots=2) as runtime:
-        session = await RunSession.start(
-            runtime,
-            "default target",
-            meta={},
-            config=SchedulerConfig(),
-            teams=[TeamPlan("offline")],
-        )
-        assert session.run.meta["toolchain"] == "ascendc-cpu"
+        session = await start_on_default_target(runtime, "default target", "offline")
         assert (await runtime.lab.runs.get(session.run_id)).meta["toolchain"] == "ascendc-cpu"
         [team] = await runtime.lab.teams.list(session.run_id)
         workspace = Path(team.workspace)

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from tests.support.judge import judge_dir_at
 from tests.support.labs import open_folder
 from tests.support.server import assert_gone, running_server
 
@@ -32,7 +33,8 @@ def _until(what: str, check: Callable[[], Any]) -> Any:
 
 def test_the_dashboard_approves_what_the_running_judger_nominated() -> None:
     folder = open_folder("jk-dash-judging-")
-    judge_dir = folder / "config" / "judge"
+    # the session judges' seed and points: their evaluation folder (inputs, receipts) is shared
+    judge_dir = judge_dir_at(folder / "config" / "judge")
     with running_server(
         folder / "data",
         folder / "config",

@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+from tests.support.judge import judge_dir_at
 from tests.support.labs import open_folder
 from tests.support.server import assert_gone, server_env
 
@@ -56,7 +57,8 @@ def test_a_headless_run_judges_with_a_human_in_the_loop() -> None:
     folder = open_folder("jk-run-judging-")
     env = server_env(folder / "data", folder / "config", COLUMNS="200")
     db = folder / "data" / "justkernel.db"
-    judge_dir = folder / "config" / "judge"
+    # the session judges' seed and points: their evaluation folder (inputs, receipts) is shared
+    judge_dir = judge_dir_at(folder / "config" / "judge")
 
     refused = _cli(env, "judger", "set", "--quota", "99")
     assert refused.returncode == 2 and "quota_per_day" in refused.stderr

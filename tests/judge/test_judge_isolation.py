@@ -29,6 +29,7 @@ from tests.support.judge import (
     template_folder,
     work_root,
 )
+from tests.support.server import spawn
 from tests.workers.test_evaluator_shared import (
     SMALL_CASE,
     evaluator,
@@ -68,14 +69,7 @@ def test_the_default_judge_folder_is_the_private_config_folder(tmp_path: Path) -
     assert "overlaps the lab data folder" in refused.stderr
     assert not (inside / CASES_FILE).exists()
     # no --data-dir: $XDG_CONFIG_HOME/justkernel/judge, 0700, nowhere near the lab
-    process = subprocess.Popen(
-        [*argv, "--work-dir", str(work_root())],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    process = spawn([*argv, "--work-dir", str(work_root())], env)
     try:
         assert process.stdout is not None
         lines = [process.stdout.readline() for _ in range(3)]

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 import pytest
 import uvicorn
 
@@ -39,7 +38,7 @@ from justkernel.judge.server import JudgeConfig, create_judge_app
 from justkernel.operators import load_operator
 from justkernel.web.server import bind_socket
 from tests.support.labs import open_folder
-from tests.support.server import read_until
+from tests.support.server import read_until, spawn, wait_healthy
 from tests.workers.test_evaluator_shared import shared_root
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -74,9 +73,16 @@ async def seed_ascendc_artefacts() -> None:
 
     tc = toolchain()
     await tc.warm()
-    built = cache_dir() / tc.version
-    folder = JudgeFolder.open(template_folder(), work_root=work_root())
-    dest = toolchain_cache_dir(folder.work_dir, tc.id) / tc.version
+    seed_judge_artefacts(cache_dir() / tc.version, template_folder(), tc.id)
+
+
+def seed_judge_artefacts(built: Path, judge_dir: Path, toolchain_id: str) -> None:
+    """Copy the lab's trusted artefacts of one toolchain version (`built`, a
+    `<toolchains>/<id>/<version>/` folder: the harness main and the precompiled headers) into
+    the evaluation cache of the judge at `judge_dir`, so that judge does not build them again.
+    What is there already stays."""
+    folder = JudgeFolder.open(judge_dir, work_root=work_root())
+    dest = toolchain_cache_dir(folder.work_dir, toolchain_id) / built.name
     dest.mkdir(parents=True, exist_ok=True)
     if not (dest / "main.o").is_file():
         shutil.copy2(built / "main.o", dest / "main.o")
@@ -86,7 +92,15 @@ async def seed_ascendc_artefacts() -> None:
 
 def new_judge_dir(parent: Path) -> Path:
     """A fresh judge folder (own database) with the shared seed, points and work folder."""
-    dest = parent / f"judge-{uuid.uuid4().hex[:8]}"
+    return judge_dir_at(parent / f"judge-{uuid.uuid4().hex[:8]}")
+
+
+def judge_dir_at(dest: Path) -> Path:
+    """`new_judge_dir` at a given path: the judge folder a lab starts its local judge on
+    (`<config>/judge`), laid out before the lab starts it. The judge's evaluation folder is
+    named in the folder, so every judge laid out so shares one receipt cache per work root
+    (a judge the lab starts uses the default root, a test judge `work_root()`)."""
+    dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # private, as the lab makes it
     shutil.copytree(template_folder(), dest)
     dest.chmod(0o700)
     return dest
@@ -161,19 +175,12 @@ def start_judge(judge_dir: Path, *args: str, port: int = 0) -> RunningJudge:
     argv = [sys.executable, "-m", "justkernel.cli.main", "judge-server", "--port", str(port)]
     argv += ["--data-dir", str(judge_dir), "--work-dir", str(work_root()), *args]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
-        argv,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    process = spawn(argv, env)
     output: list[str] = []
     try:
         url = read_until(process, output, URL_RE, 90, "judge-server")
         token_path = Path(read_until(process, output, TOKEN_RE, 90, "judge-server"))
-        _wait_healthy(url)
+        wait_healthy(f"{url}/api/health")
     except BaseException:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
@@ -186,18 +193,6 @@ def _drain(process: subprocess.Popen[str], output: list[str]) -> None:
     assert process.stdout is not None
     for line in process.stdout:
         output.append(line)
-
-
-def _wait_healthy(url: str) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise TimeoutError(f"{url}/api/health never answered")
 
 
 @contextmanager

@@ -54,6 +54,20 @@ def export_run(data_dir: Path, config_dir: Path, run_id: str, bundle: Path) -> P
     return bundle
 
 
+def spawn(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> subprocess.Popen[str]:
+    """A child as the tests start a server or a run: its output as text (stderr folded in) on
+    a pipe, in a session of its own, so `os.killpg` stops it with everything it started."""
+    return subprocess.Popen(
+        argv,
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
 def read_until(
     process: subprocess.Popen[str],
     output: list[str],
@@ -86,14 +100,7 @@ def running_server(
     data_dir: Path, config_dir: Path, *args: str, **env_extra: str
 ) -> Iterator[RunningServer]:
     argv = [sys.executable, "-m", "justkernel.cli.main", "serve", "--port", "0", *args]
-    process = subprocess.Popen(
-        argv,
-        env=server_env(data_dir, config_dir, **env_extra),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    process = spawn(argv, server_env(data_dir, config_dir, **env_extra))
     output: list[str] = []
     try:
         link = wait_for_link(process, output)
@@ -128,15 +135,8 @@ def folder_server(folder: Path, *args: str, **env_extra: str) -> Iterator[Runnin
 def start_demo(home: Path, env: dict[str, str], speed: int) -> subprocess.Popen[str]:
     """`justkernel demo` on a free port, run from `home` with exactly `env`, in its own session
     (stop it with os.killpg); its output, the one-time link first, on stdout."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "justkernel.cli.main", "demo", "--port", "0", "--speed", str(speed)],
-        cwd=home,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    argv = [sys.executable, "-m", "justkernel.cli.main", "demo", "--port", "0"]
+    return spawn([*argv, "--speed", str(speed)], env, cwd=home)
 
 
 def wait_healthy(health_url: str, timeout: float = 30) -> None:
