@@ -33,8 +33,7 @@ from deepagents import (
     create_deep_agent,
     register_harness_profile,
 )
-from deepagents.middleware.skills import SkillsMiddleware
-from langchain.agents.middleware import AgentMiddleware, TodoListMiddleware
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
 
 from justkernel.agents.backend import WorkspaceBackend
@@ -49,9 +48,14 @@ from justkernel.agents.board_tools import BoardAccess, build_board_tools
 from justkernel.agents.middleware.budget import BudgetMiddleware
 from justkernel.agents.middleware.events import EventsMiddleware, SourceTracker
 from justkernel.agents.middleware.inbox import InboxAcksMiddleware
+from justkernel.agents.middleware.lean_hooks import LabSkillsMiddleware, LabTodoListMiddleware
 from justkernel.agents.middleware.shared import Governance, Place, Seat, TeamSignals
 from justkernel.agents.middleware.slots import ModelCallSlotsMiddleware
-from justkernel.agents.middleware.tool_calls import EXCLUDED_TOOLS, ToolCallsMiddleware
+from justkernel.agents.middleware.tool_calls import (
+    EXCLUDED_TOOLS,
+    MalformedCallsMiddleware,
+    ToolCallsMiddleware,
+)
 from justkernel.agents.middleware.watchdog import WatchdogMiddleware
 from justkernel.agents.offline import OFFLINE_PROVIDER, OfflinePlaybookModel
 from justkernel.agents.prompts import (
@@ -202,14 +206,19 @@ def team_middleware(
        the watchdog ends the turn at this model call;
     2. the watchdog, before the budget: a paused or stalled team spends nothing; around the
        call it counts only a response the model gave;
-    3. the budget, outside the events: a call the caps refuse never happened (no event, no
+    3. the malformed-call answers, outside the events: a response is on record before the
+       answers to its unparsable calls;
+    4. the budget, outside the events: a call the caps refuse never happened (no event, no
        slot), and a reservation covers the wait for a slot;
-    4. the events, outside the slots: `seconds` counts the wait for a slot, and a provider
+    5. the events, outside the slots: `seconds` counts the wait for a slot, and a provider
        paused behind the slot is recorded as the call's error;
-    5. the tool calls, inside the events: a response's ids are made unique in the thread
+    6. the tool calls, inside the events: a response's ids are made unique in the thread
        before the events (or anything else) see them, so the ids recorded are the ids the
-       tools run with; its `after_model` answers malformed calls;
-    6. the model-call slot, innermost: held only while the model runs.
+       tools run with;
+    7. the model-call slot, innermost: held only while the model runs.
+
+    None of them has a `before_model` or `after_model` hook: each hook is a graph node, and
+    each node a checkpoint write per agent step (`lean_hooks`).
 
     In a shared graph `seat` is a `Place` and `source` None: each call finds its team in the
     run context, and `build_team_agent` puts `TeamBindingMiddleware` outside them all.
@@ -217,11 +226,13 @@ def team_middleware(
     stack: list[AgentMiddleware] = []
     if board is not None:
         stack.append(InboxAcksMiddleware(seat, board))
+    calls = ToolCallsMiddleware(seat, board.board if board is not None else None)
     stack += [
         WatchdogMiddleware(seat, governance),
+        MalformedCallsMiddleware(calls),
         BudgetMiddleware(seat, governance),
         EventsMiddleware(seat, source),
-        ToolCallsMiddleware(seat, board.board if board is not None else None),
+        calls,
         ModelCallSlotsMiddleware(seat, governance),
     ]
     return stack
@@ -344,7 +355,7 @@ def _compile(
     sources = skill_sources(operator)
     # in place of Deep Agents' own (same name): the lab's words for the skills, not its
     # generic ones (web research, helper scripts)
-    skills = SkillsMiddleware(backend=backend, sources=sources, system_prompt=SKILLS_PROMPT)
+    skills = LabSkillsMiddleware(backend=backend, sources=sources, system_prompt=SKILLS_PROMPT)
     return create_deep_agent(
         model=model,
         tools=tools,
@@ -356,7 +367,7 @@ def _compile(
         ),
         middleware=[
             TeamBindingMiddleware(),
-            TodoListMiddleware(
+            LabTodoListMiddleware(
                 system_prompt=TODO_SYSTEM_PROMPT, tool_description=TODO_TOOL_DESCRIPTION
             ),
             skills,

@@ -52,7 +52,9 @@ class OfflinePlaybookModel(BaseChatModel):
     _parsed: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
     # tool -> its OpenAI schema: the agent binds the same tools (one shared graph's) at every
     # call, and converting them each time was a good part of a step's CPU
-    _schemas: dict[int, tuple[Any, dict[str, Any]]] = PrivateAttr(default_factory=dict)
+    _schemas: dict[tuple[Any, Any, int], tuple[object, dict[str, Any]]] = PrivateAttr(
+        default_factory=dict
+    )
 
     @property
     def _llm_type(self) -> str:
@@ -68,13 +70,18 @@ class OfflinePlaybookModel(BaseChatModel):
         return self.bind(tools=[self._schema(t) for t in tools], **kwargs)
 
     def _schema(self, tool: Any) -> dict[str, Any]:
-        """The tool's schema, converted once per tool object (kept with it, so an id that a
-        collected tool left behind is never mistaken for another's)."""
-        known = self._schemas.get(id(tool))
-        if known is not None and known[0] is tool:
+        """The tool's schema, converted once per (name, description, argument model): Deep
+        Agents copies some tools at every call (grep, with the call's description), so a key by
+        tool object would miss every time and keep every copy. The argument model is kept with
+        the schema, so its id is never mistaken for another's."""
+        model = getattr(tool, "args_schema", None)
+        model = model if isinstance(model, type) else tool
+        key = (getattr(tool, "name", None), getattr(tool, "description", None), id(model))
+        known = self._schemas.get(key)
+        if known is not None:
             return known[1]
         schema = convert_to_openai_tool(tool)
-        self._schemas[id(tool)] = (tool, schema)
+        self._schemas[key] = (model, schema)
         return schema
 
     # -- generation ---------------------------------------------------------------------
@@ -135,7 +142,7 @@ class PlaybookDriver:
         self.playbook = playbook
         self.positions = playbook.positions(seed)  # None where the seed does not know the step
         self.route = [step for step in self.positions if step is not None]
-        self.actions = route_actions(self.positions)
+        self.actions = route_actions(tuple(self.positions))
         self._parsed = parsed_cache
 
     def _index(self, kind: str, block: str) -> int:

@@ -18,7 +18,7 @@ import random
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -176,11 +176,15 @@ def _adopt_block(step: Step | None, block: str) -> list[Action]:
     return [Action(kind, step, block) for kind in kinds]
 
 
-def route_actions(route: Sequence[Step | None]) -> list[Action]:
+@lru_cache(maxsize=256)
+def route_actions(route: tuple[Step | None, ...]) -> tuple[Action, ...]:
     """The route's actions. A position the team does not know (None) keeps only its adopt
     block: a look at what the others share, no step of its own; when the team knows a later
     step (which builds on this one), it then waits for news and looks again, GAP_POLLS times
-    (and as often after its last look, before it finishes)."""
+    (and as often after its last look, before it finishes).
+
+    Computed once per route: the offline model reads them at every response (a thousand
+    actions for a team that waits on gaps)."""
     actions = [
         Action("read_spec"),
         Action("todos"),
@@ -216,7 +220,7 @@ def route_actions(route: Sequence[Step | None]) -> list[Action]:
             actions.append(Action("wait", None, f"wait:final:{k}"))
             actions += _adopt_block(None, f"adopt:final:{k}")
     actions.append(Action("finish", None, "finish"))
-    return actions
+    return tuple(actions)
 
 
 def block_position(block: str) -> int | None:

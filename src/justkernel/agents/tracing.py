@@ -34,6 +34,7 @@ async def _inline(
 
 def keep_traces_local() -> None:
     """Tracing off for this process, and LangSmith's thread hops inline (idempotent)."""
-    for name in _TRACING_SWITCHES:
+    for name in _TRACING_SWITCHES:  # read by what looks at the environment only
         os.environ[name] = "false"
+    langsmith.configure(enabled=False)  # ahead of the environment, even one read already
     langsmith.set_runtime_overrides(aio_to_thread=_inline)

@@ -2,7 +2,9 @@
 
 The history is checkpointed before the next model call, so acknowledging at that point can lose
 nothing: a lab killed earlier finds the read unanswered and delivers it again
-(`LabBoard.release_unseen`, which reads the same `inbox_reads`).
+(`LabBoard.release_unseen`, which reads the same `inbox_reads`). It is done around the model call,
+not in a `before_model` hook: a hook is a graph node of its own, and each node is a checkpoint
+write per agent step.
 """
 
 from __future__ import annotations
@@ -10,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from langchain.agents.middleware.types import AgentMiddleware, AgentState
+from langchain.agents.middleware.types import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import ToolMessage
-from langgraph.runtime import Runtime
 
 from justkernel.agents.board_tools import BoardAccess
-from justkernel.agents.middleware.shared import Place, Seat
+from justkernel.agents.middleware.shared import ModelHandler, Place, Seat
 
 ACK_SCAN = 40  # recent messages searched for inbox results to acknowledge
 
@@ -37,9 +38,10 @@ class InboxAcksMiddleware(AgentMiddleware):
         self.seat = seat
         self.board = board
 
-    async def abefore_model(self, state: AgentState, runtime: Runtime[Any]) -> None:
-        messages = list(state.get("messages", []))
+    async def awrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
+        messages = list(request.state.get("messages", []))
         calls = sorted(inbox_reads(messages[-ACK_SCAN:]))
         if calls:
-            seat = self.seat.at(runtime)
+            seat = self.seat.at(request.runtime)
             await self.board.board.ack(seat.ctx.run_id, seat.team_id, calls)
+        return await handler(request)

@@ -42,15 +42,14 @@ from typing import Any
 from deepagents.middleware.filesystem import READ_FILE_TRUNCATION_MSG
 from langchain.agents.middleware.types import (
     AgentMiddleware,
-    AgentState,
+    ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
     ToolCallRequest,
-    hook_config,
 )
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from justkernel.a2a.board import LabBoard
 from justkernel.agents.middleware.shared import (
@@ -261,6 +260,10 @@ class ToolCallsMiddleware(AgentMiddleware):
         ]
         return response
 
+    def offered_to(self, team_id: str) -> dict[str, str]:
+        """The argument schema of each tool last offered to the team, by name."""
+        return self._offered.get(team_id, {})
+
     async def awrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResultT:
         call = request.tool_call
         name = call["name"]
@@ -287,18 +290,33 @@ class ToolCallsMiddleware(AgentMiddleware):
                 result = result.model_copy(update={"content": without_execute(text)})
         return result
 
-    @hook_config(can_jump_to=["model"])
-    async def aafter_model(self, state: AgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        last = state["messages"][-1] if state["messages"] else None
-        if not isinstance(last, AIMessage) or not last.invalid_tool_calls:
-            return None
-        answers: list[ToolMessage] = []
+
+class MalformedCallsMiddleware(AgentMiddleware):
+    """Answers each tool call whose arguments could not be parsed, naming why and the tool's
+    schema, with its `tool.call` / `tool.result` events after the response's: the model sees
+    its mistake at once. It sits outside the events (and the budget), so the response is on
+    record first; it answers around the model call rather than in an `after_model` hook (a
+    hook is a graph node, and each node a checkpoint write per agent step). When nothing else
+    runs the model is asked again in this turn."""
+
+    def __init__(self, calls: ToolCallsMiddleware) -> None:
+        super().__init__()
+        self.calls = calls
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: ModelHandler
+    ) -> ModelResponse | ExtendedModelResponse:
+        response = await handler(request)
+        last = next((m for m in reversed(response.result) if isinstance(m, AIMessage)), None)
+        if last is None or not last.invalid_tool_calls:
+            return response
+        seat = self.calls.seat.at(request.runtime)
+        answers: list[BaseMessage] = []
         for call in last.invalid_tool_calls:
             call_id, name, raw = call.get("id"), call.get("name"), call.get("args")
             if not call_id:
                 continue
-            seat = self.seat.at(runtime)
-            text = malformed_answer(name, raw, self._offered.get(seat.team_id, {}))
+            text = malformed_answer(name, raw, self.calls.offered_to(seat.team_id))
             once = seat.once(call_id)
             who = seat.member
             args = clip(raw or "", 4000)
@@ -317,8 +335,11 @@ class ToolCallsMiddleware(AgentMiddleware):
                 )
             )
         if not answers:
-            return None
-        update: dict[str, Any] = {"messages": answers}
-        if not last.tool_calls:  # nothing else runs: ask the model again, in this turn
-            update["jump_to"] = "model"
-        return update
+            return response
+        response.result = [*response.result, *answers]
+        if last.tool_calls:
+            return response
+        # nothing else runs: ask the model again, in this turn
+        return ExtendedModelResponse(
+            model_response=response, command=Command(update={"jump_to": "model"})
+        )
