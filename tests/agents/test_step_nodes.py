@@ -1,0 +1,55 @@
+"""An agent step is two graph nodes, the model and the tools: every `before_model` /
+`after_model` hook would be a node of its own, and with `durability="sync"` each node is a
+checkpoint written per step (seven nodes per step cost about a third of a step's lab CPU)."""
+
+from __future__ import annotations
+
+from justkernel.app import LabRuntime
+from justkernel.scheduler.scheduler import SchedulerConfig
+from tests.support.openai_server import Reply, ToolCall
+from tests.support.scripted_run import scripted_run
+
+KEY = "sk-scripted-step-nodes-5151"
+
+
+async def test_a_team_graph_has_no_per_step_hook_nodes(runtime: LabRuntime) -> None:
+    run = await runtime.lab.runs.create("step nodes")
+    scheduler = runtime.scheduler(run.id, SchedulerConfig(members=True))
+    team = await scheduler.add_team("offline")
+    built = await scheduler._runtime(team)
+    nodes = set(built.agent.graph.nodes) - {"__start__"}
+    per_step = {n for n in nodes if n.endswith((".before_model", ".after_model"))}
+    assert per_step == set(), per_step
+    assert {"model", "tools"} <= nodes
+    # what is left runs once per turn, not per step
+    assert all(n in ("model", "tools") or n.endswith(("_agent",)) for n in nodes), nodes
+
+
+async def test_parallel_todo_writes_are_refused_and_the_list_is_kept(
+    runtime: LabRuntime,
+) -> None:
+    todos = [{"content": "plan the tiling", "status": "in_progress"}]
+    script = [
+        Reply(tool_calls=[ToolCall("write_todos", {"todos": todos})]),
+        Reply(
+            tool_calls=[
+                ToolCall("write_todos", {"todos": [{"content": "a", "status": "pending"}]}),
+                ToolCall("write_todos", {"todos": [{"content": "b", "status": "pending"}]}),
+            ]
+        ),
+        Reply(text="Stopping here. [done]"),
+    ]
+    async with scripted_run(runtime, "parallel todos", script, key=KEY) as arranged:
+        await arranged.scheduler.run(seconds=60)
+        assert len(arranged.server.chat_bodies) == 3
+        answers = [
+            m
+            for m in arranged.server.chat_bodies[2]["messages"]
+            if m["role"] == "tool" and "more than once" in str(m["content"])
+        ]
+        assert len(answers) == 2, arranged.server.chat_bodies[2]["messages"]
+        built = await arranged.scheduler._runtime(arranged.team)
+        state = await built.agent.aget_state(
+            {"configurable": {"thread_id": f"{arranged.run.id}:{arranged.team.id}"}}
+        )
+        assert [t["content"] for t in state.values["todos"]] == ["plan the tiling"]
