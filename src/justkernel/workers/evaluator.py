@@ -41,6 +41,7 @@ from justkernel.toolchains.tree import check_tree, snapshot_tree
 from justkernel.workers.cache import ReceiptCache
 from justkernel.workers.executor import ExecRequest, Executor
 from justkernel.workers.local_executor import LocalExecutor
+from justkernel.workers.memory import return_large_buffers
 from justkernel.workers.pool import Job, JobCancelled, Priority, SlotGrant, WorkerPool
 
 CaseSource = Callable[[OperatorDefinition], Sequence[CaseSpec]]
@@ -100,6 +101,7 @@ class Evaluator:
             raise ValueError("the toolchain has no operator definition; pass one")
         self.sim_parallelism = sim_parallelism
         self.keep_jobs = keep_jobs
+        return_large_buffers()  # this process checks outputs and packs traces (workers.memory)
         self._local = LocalExecutor(toolchain, slots=1)  # runs jobs granted the bare local site
         self._local_cases: CaseSource = (lambda _d: cases.local) if cases else local_cases
         self._perf_cases: CaseSource = (lambda _d: cases.perf) if cases else perf_cases
