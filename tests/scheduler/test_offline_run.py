@@ -21,6 +21,7 @@ from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.settings.config import Settings
 from justkernel.teams.workspace import TeamWorkspace
 from justkernel.toolchains.tree import check_tree
+from tests.support.server import spawn
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -103,15 +104,7 @@ def test_kill_9_mid_run_then_resume_loses_and_repeats_nothing(lab_settings: Sett
     }
     # the teams' crash and resume (the Judger's own restart is tests/judger/test_tournament.py)
     argv = [sys.executable, "-m", "justkernel.cli.main", "run", "--minutes", "10", "--no-judger"]
-    first = subprocess.Popen(
-        [*argv, "--teams", "2", "--name", "crash test"],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    first = spawn([*argv, "--teams", "2", "--name", "crash test"], env, cwd=ROOT)
     db = data / "justkernel.db"
     deadline = time.monotonic() + 300
     run_id = None
