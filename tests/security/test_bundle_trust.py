@@ -29,8 +29,9 @@ from justkernel.events.run_archive import (
 )
 from justkernel.events.run_export import export_run
 from justkernel.events.run_import import import_bundle
-from justkernel.lab import Lab
+from justkernel.lab import Lab, open_lab
 from justkernel.reports.report import build_report
+from justkernel.settings.config import Settings
 from justkernel.store.runs import Run
 from tests.foundation.test_bundle import members_of, seed_run, snapshot
 
@@ -161,10 +162,18 @@ def import_in_child(bundle: Path, tmp_path: Path, cap: int) -> tuple[str, int]:
 
 
 @pytest.fixture
-async def small_bundle(lab: Lab, tmp_path: Path) -> tuple[Path, str]:
-    run = await lab.runs.create("tiny", meta={})
-    await lab.events.append(run.id, "x", {})
-    exported = await export_run(lab, run.id, tmp_path / "tiny.jkbundle")
+async def small_bundle(settings: Settings, tmp_path: Path) -> tuple[Path, str]:
+    """A one-event bundle to forge floods from, exported from a SQLite lab. (It took the
+    SQLite-and-PostgreSQL `lab` fixture, but the floods are imported in a child on a SQLite
+    lab of its own whichever lab exported the seed: the PostgreSQL ids ran the same imports,
+    ~100 s of the suite, a second time.)"""
+    lab = await open_lab(settings)
+    try:
+        run = await lab.runs.create("tiny", meta={})
+        await lab.events.append(run.id, "x", {})
+        exported = await export_run(lab, run.id, tmp_path / "tiny.jkbundle")
+    finally:
+        await lab.close()
     return exported.path, json.loads(members_of(exported.path)[MANIFEST_NAME])["run"][
         "source_run_id"
     ]
