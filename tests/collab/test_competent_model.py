@@ -8,7 +8,6 @@ result reaches the team's inbox, where the woken model reads it before it says [
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,16 +15,14 @@ from typing import Any
 
 import pytest
 
-from justkernel.app import LabRuntime, RunSession, TeamPlan, open_runtime
+from justkernel.app import LabRuntime, open_runtime
 from justkernel.core.receipts import Receipt
-from justkernel.judge.eval import toolchain_cache_dir
-from justkernel.judge.paths import JudgeFolder
 from justkernel.judger.settings import JudgerSettings
 from justkernel.paths import resources_dir
-from justkernel.scheduler.scheduler import SchedulerConfig
 from justkernel.settings.config import Settings
 from tests.support.competent_model import DONE, CompetentModel
-from tests.support.judge import judge_in_thread, new_judge_dir, work_root
+from tests.support.default_target import start_on_default_target
+from tests.support.judge import judge_in_thread, new_judge_dir, seed_judge_artefacts
 from tests.support.labs import open_folder, scripted_preset
 from tests.support.openai_server import OpenAIServer
 
@@ -39,16 +36,10 @@ RUN_SECONDS = 480.0  # a bound, not a goal: the run ends when the team is done a
 def seed_judge(runtime: LabRuntime, judge_dir: Path) -> None:
     """The test judge's ascendc-cpu artefacts copied from the lab's per-user cache (our own
     harness main and precompiled headers, built once by `RunSession.prepare`), so the judge
-    does not build them again (~12 CPU-s); as `tests.support.judge.seed_ascendc_artefacts`."""
+    does not build them again (~12 CPU-s)."""
     toolchain = runtime.target("ascendc-cpu").toolchain
     built = runtime.lab.settings.toolchains_dir / "ascendc-cpu" / toolchain.version
-    folder = JudgeFolder.open(judge_dir, work_root=work_root())
-    dest = toolchain_cache_dir(folder.work_dir, toolchain.id) / toolchain.version
-    dest.mkdir(parents=True, exist_ok=True)
-    if not (dest / "main.o").is_file():
-        shutil.copy2(built / "main.o", dest / "main.o")
-    if not (dest / "pch").is_dir():
-        shutil.copytree(built / "pch", dest / "pch")
+    seed_judge_artefacts(built, judge_dir, toolchain.id)
 
 
 @contextmanager
@@ -94,14 +85,7 @@ async def test_a_competent_model_improves_the_kernel_and_reads_its_official_resu
         ):
             runtime.lab.secrets.set("scripted_key", KEY)
             runtime.presets["scripted"] = scripted_preset(server.base_url)
-            session = await RunSession.start(
-                runtime,
-                "competent model",
-                meta={},
-                config=SchedulerConfig(),
-                teams=[TeamPlan("scripted")],
-            )
-            assert session.run.meta["toolchain"] == "ascendc-cpu"
+            session = await start_on_default_target(runtime, "competent model", "scripted")
             await session.prepare()  # the one-time build, then the judge shares it
             seed_judge(runtime, judge_dir)
             with judger_settings(runtime):
