@@ -15,6 +15,10 @@ import threading
 import time
 from pathlib import Path
 
+from click.testing import Result
+
+from justkernel.settings.config import Settings
+from tests.support.cli import run_cli
 from tests.support.judge import judge_dir_at
 from tests.support.labs import open_folder
 from tests.support.server import assert_gone, server_env
@@ -24,14 +28,10 @@ CANDIDATE_RE = re.compile(r"cand-[0-9a-f]{12}")
 TIMEOUT = 600.0
 
 
-def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "justkernel.cli.main", *args],
-        env={**env, "COLUMNS": "200"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def _cli(settings: Settings, *args: str) -> Result:
+    """`justkernel ARGS` as the person in another terminal types it, on the run's folders (in
+    this process: the run is the child below, and a fresh interpreter per command cost ~2 CPU-s)."""
+    return run_cli(settings, *args, COLUMNS="200")
 
 
 def _events(db: Path, run_id: str, kind: str) -> list[dict]:  # type: ignore[type-arg]
@@ -56,13 +56,14 @@ def _until(what: str, check, process: subprocess.Popen[str], output: list[str]):
 def test_a_headless_run_judges_with_a_human_in_the_loop() -> None:
     folder = open_folder("jk-run-judging-")
     env = server_env(folder / "data", folder / "config", COLUMNS="200")
+    lab = Settings(data_dir=folder / "data", config_dir=folder / "config")
     db = folder / "data" / "justkernel.db"
     # the session judges' seed and points: their evaluation folder (inputs, receipts) is shared
     judge_dir = judge_dir_at(folder / "config" / "judge")
 
-    refused = _cli(env, "judger", "set", "--quota", "99")
-    assert refused.returncode == 2 and "quota_per_day" in refused.stderr
-    assert _cli(env, "judger", "set", "--human-approval").returncode == 0
+    refused = _cli(lab, "judger", "set", "--quota", "99")
+    assert refused.exit_code == 2 and "quota_per_day" in refused.stderr
+    assert _cli(lab, "judger", "set", "--human-approval").exit_code == 0
     assert json.loads((folder / "data" / "judger.json").read_text())["human_approval"] is True
 
     process = subprocess.Popen(
@@ -98,8 +99,8 @@ def test_a_headless_run_judges_with_a_human_in_the_loop() -> None:
         assert nominated[0]["awaiting_approval"]
 
         def waiting() -> str | None:
-            listed = _cli(env, "judger", "pending", run_id)
-            assert listed.returncode == 0, listed.stderr
+            listed = _cli(lab, "judger", "pending", run_id)
+            assert listed.exit_code == 0, listed.output
             found = CANDIDATE_RE.search(listed.stdout)
             return found.group(0) if found else None
 
@@ -107,10 +108,10 @@ def test_a_headless_run_judges_with_a_human_in_the_loop() -> None:
         assert nominated[0]["candidate_id"] == candidate
         assert _events(db, run_id, "judger.submission") == []  # nothing goes before a human
 
-        approved = _cli(env, "judger", "approve", run_id, candidate)
-        assert approved.returncode == 0, approved.stderr
-        again = _cli(env, "judger", "reject", run_id, candidate)
-        assert again.returncode == 2 and "not awaiting approval" in again.stderr
+        approved = _cli(lab, "judger", "approve", run_id, candidate)
+        assert approved.exit_code == 0, approved.output
+        again = _cli(lab, "judger", "reject", run_id, candidate)
+        assert again.exit_code == 2 and "not awaiting approval" in again.stderr
 
         result = _until(
             "the official result of the approved candidate",

@@ -14,12 +14,14 @@ from justkernel.cli.main import app
 from justkernel.settings.config import Settings
 
 
-def run_cli(settings: Settings, *args: str) -> Result:
-    """The command's result (exit code, output) with the lab's data, config and model files."""
+def run_cli(settings: Settings, *args: str, **extra_env: str) -> Result:
+    """The command's result (exit code, output, stderr) with the lab's data, config and model
+    files, and `extra_env` (COLUMNS for a wide table, say)."""
     env = {
         "JUSTKERNEL_DATA_DIR": str(settings.data_dir),
         "JUSTKERNEL_CONFIG_DIR": str(settings.config_dir),
         "JUSTKERNEL_MODELS_LOCAL_FILE": str(settings.models_local_file),
+        **extra_env,
     }
     try:
         return CliRunner().invoke(app, list(args), env=env)
