@@ -37,11 +37,19 @@ class InboxAcksMiddleware(AgentMiddleware):
         super().__init__()
         self.seat = seat
         self.board = board
+        # per (run, team): the reads this process acked already. A read stays in the scanned
+        # window for many calls, and acking it again changes nothing (its deliveries are
+        # acked), so only a new one is sent to the store; a restarted lab acks each once more
+        self._acked: dict[tuple[str, str], set[str]] = {}
 
     async def awrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
         messages = list(request.state.get("messages", []))
-        calls = sorted(inbox_reads(messages[-ACK_SCAN:]))
-        if calls:
+        reads = inbox_reads(messages[-ACK_SCAN:])
+        if reads:
             seat = self.seat.at(request.runtime)
-            await self.board.board.ack(seat.ctx.run_id, seat.team_id, calls)
+            acked = self._acked.setdefault((seat.ctx.run_id, seat.team_id), set())
+            calls = sorted(reads - acked)
+            if calls:
+                await self.board.board.ack(seat.ctx.run_id, seat.team_id, calls)
+                acked.update(calls)
         return await handler(request)

@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import time
 from typing import Any
 
 from deepagents.middleware.filesystem import READ_FILE_TRUNCATION_MSG
@@ -64,6 +65,7 @@ from justkernel.agents.provider_compat import ARGUMENTS_KEY
 from justkernel.core.events.agents import ToolCall, ToolResult
 
 SCHEMA_CHARS = 1500
+TEAMS_SECONDS = 2.0  # how long the list of a run's teams is taken as known
 EXCLUDED_TOOLS = frozenset({"execute"})  # the harness profile's: no shell in a workspace
 PEER_TOOLS = frozenset(
     {"send_message", "read_public_candidates", "fetch_candidate_source", "record_experience"}
@@ -215,13 +217,23 @@ class ToolCallsMiddleware(AgentMiddleware):
         # a description for the call) keep their argument model; the model is kept with it, so
         # its id stays its own
         self._schema_of: dict[tuple[str, int], tuple[object, str]] = {}
+        self._teams_of: dict[str, tuple[float, list[str]]] = {}
 
     async def _hidden(self, seat: Seat) -> frozenset[str]:
         if self.board is None:
             return EXCLUDED_TOOLS
-        _policies, teams = await self.board.policies(seat.ctx.run_id)
-        alone = all(t == seat.team_id for t in teams)
+        alone = all(t == seat.team_id for t in await self._teams(seat.ctx.run_id))
         return EXCLUDED_TOOLS | PEER_TOOLS if alone else EXCLUDED_TOOLS
+
+    async def _teams(self, run_id: str) -> list[str]:
+        """The run's teams, read again at most every TEAMS_SECONDS: every model call asks, and
+        a team that joins is offered the peer tools a moment later, not at once."""
+        now = time.monotonic()
+        known = self._teams_of.get(run_id)
+        if known is None or now - known[0] > TEAMS_SECONDS:
+            _policies, teams = await self.board.policies(run_id)  # type: ignore[union-attr]
+            known = self._teams_of[run_id] = (now, teams)
+        return known[1]
 
     def _schemas(self, offered: list[Any]) -> dict[str, str]:
         schemas: dict[str, str] = {}
