@@ -62,6 +62,15 @@ class LabRuntime:
     def judger_settings(self) -> JudgerSettingsFile:
         return JudgerSettingsFile(self.lab.settings.resolved_data_dir)
 
+    def reload_presets(self) -> dict[str, ModelPreset]:
+        """Re-read the preset files into the one dict every scheduler and Judger of this
+        runtime holds (in place: a preset saved in the dashboard is usable at once, by the run
+        being driven too, and a deleted one is refused; issue #16). Raises ConfigError."""
+        fresh = load_model_presets(self.lab.settings.models_local_file)
+        self.presets.clear()
+        self.presets.update(fresh)
+        return self.presets
+
     def target(self, toolchain_id: str) -> Target:
         """The toolchain, operator view and evaluator of `toolchain_id` (built on first use)."""
         return self.targets.get(toolchain_id)

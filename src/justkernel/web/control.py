@@ -23,7 +23,7 @@ from justkernel.settings.config import ConfigError
 from justkernel.settings.models import load_model_presets
 from justkernel.store import Run
 from justkernel.web.forms import Conflict, FormErrors
-from justkernel.web.task_settings import TaskSettings
+from justkernel.web.task_settings import TaskSettings, preset_errors
 
 if TYPE_CHECKING:  # the agent stack takes seconds to import: only a driven run pays for it
     from justkernel.app import LabRuntime, RunSession
@@ -86,6 +86,16 @@ class RunController:
             stack, self._stack, self._runtime = self._stack, None, None
             await stack.aclose()
 
+    async def _fresh_runtime(self, slots: int | None) -> LabRuntime:
+        """The runtime, its presets re-read from the files: the runtime outlives the
+        dashboard's saves and deletes, and must not act on the presets it opened with."""
+        runtime = await self._open_runtime(slots)
+        try:
+            runtime.reload_presets()
+        except ConfigError as exc:
+            raise Conflict(f"the model presets cannot be read: {exc}") from exc
+        return runtime
+
     async def evaluator(self, toolchain: str | None = None) -> Evaluator:
         """The evaluator of `toolchain` (default: the lab's default target), opening the
         runtime on first use: A2A submissions go through the same pool, cache and receipts as
@@ -125,8 +135,11 @@ class RunController:
         async with self._lock:
             if self._session is not None:
                 raise Conflict(f"run {self._session.run_id} is running; pause it first")
-            runtime = await self._open_runtime(task.slots)
+            runtime = await self._fresh_runtime(task.slots)
             presets = runtime.presets
+            unknown = preset_errors(task, presets.keys())  # deleted since the form was sent
+            if unknown:
+                raise FormErrors(unknown)
             offline = all(presets[t.model].provider == "offline" for t in task.teams)
             meta = {
                 "model": task.teams[0].model,
@@ -195,18 +208,21 @@ class RunController:
             if run.mode != "live" or run.read_only:
                 raise Conflict(f"run {run_id} is a {run.mode} run; only live runs resume")
             task = self._task_of(run)
-            runtime = await self._open_runtime(task.slots)
+            runtime = await self._fresh_runtime(task.slots)
             session = await RunSession.reopen(runtime, run.id, self._config(task))
             await self._begin(session, task.model_copy(update={"minutes": None}))
 
     async def _scheduler(self, run_id: str) -> Scheduler:
+        """The run's scheduler, on presets re-read from the files (the driven run's scheduler
+        shares the runtime's preset dict, so it sees them too)."""
         if self._session is not None and self._session.run_id == run_id:
+            await self._fresh_runtime(None)
             return self._session.scheduler
         run = await self.lab.runs.get(run_id)
         if run.mode != "live" or run.read_only:
             raise Conflict(f"run {run_id} is a {run.mode} run; its teams cannot change")
         task = self._task_of(run)
-        runtime = await self._open_runtime(task.slots)
+        runtime = await self._fresh_runtime(task.slots)
         return runtime.scheduler(run, self._config(task))
 
     async def add_team(self, run_id: str, model: str, members: dict[str, str]) -> dict[str, Any]:

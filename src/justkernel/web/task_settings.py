@@ -4,6 +4,7 @@ member, time limit, worker slots and the run's target (toolchain; empty: the lab
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,15 +45,23 @@ def validate_task(data: Any, presets: set[str]) -> TaskSettings:
         errors["teams"] = "single main team mode runs exactly one team"
     if len(task.teams) > MAX_TEAMS:
         errors["teams"] = f"at most {MAX_TEAMS} teams"
+    errors.update(preset_errors(task, presets))
+    if errors:
+        raise FormErrors(errors)
+    return task
+
+
+def preset_errors(task: TaskSettings, presets: Collection[str]) -> dict[str, str]:
+    """Each team field naming a preset not in `presets` (`teams.0.model`, ...): checked when
+    the form is sent and again at start, as a preset may be deleted in between."""
+    errors: dict[str, str] = {}
     for index, team in enumerate(task.teams):
         if team.model not in presets:
             errors[f"teams.{index}.model"] = f"unknown model preset {team.model!r}"
         for role, model in team.members.items():
             if model not in presets:
                 errors[f"teams.{index}.members.{role}"] = f"unknown model preset {model!r}"
-    if errors:
-        raise FormErrors(errors)
-    return task
+    return errors
 
 
 class TaskStore(JsonModelFile[TaskSettings]):
