@@ -88,7 +88,7 @@ async def test_the_report_names_the_runs_target(runtime: LabRuntime) -> None:
     markdown = await build_report(runtime.lab, run.id, "md")
     assert "Target: `ascendc-cpu`, the Ascend C (msopgen) project" in markdown
     html = await build_report(runtime.lab, run.id, "html")
-    assert "Target: `ascendc-cpu`, the Ascend C (msopgen) project" in html  # as a paragraph
+    assert "Target: <code>ascendc-cpu</code>, the Ascend C (msopgen) project" in html
 
 
 def test_check_says_whether_the_default_target_runs_here_and_how_to_switch() -> None:

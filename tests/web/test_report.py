@@ -55,7 +55,7 @@ def test_report_cli_writes_markdown_and_standalone_html(tmp_path: Path) -> None:
         "## Best cycles over time",
         "![Best measured estimated cycles per team",
         "## Official results per point",
-        "| sub-0001 | cand-aaa | team-001 |",
+        "| sub-0001 | cand-aaa | Qwen-001 |",  # the team as the dashboard names it
         "h02",
         "Verified SOTA: submission sub-0001",
         "## Judger decisions and approvals",

@@ -70,7 +70,11 @@ class JudgerFold:
     def review(self, event: Event, p: JudgerReview) -> None:
         cand = self.candidate(p.candidate_id, p.team)
         cand["reviews"].append(
-            {**record(event, p, "verdict", "reviewer"), "reasons": p.reasons or []}
+            {
+                **record(event, p, "verdict", "reviewer"),
+                "reasons": p.reasons or [],
+                "notes": p.notes or [],
+            }
         )
         cand["status"] = "under_review" if p.verdict == "accepted" else "rejected"
 

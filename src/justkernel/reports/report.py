@@ -9,6 +9,7 @@ still has it); a figure the log does not hold is shown as missing, never as 0.
 from __future__ import annotations
 
 import asyncio
+import math
 import subprocess
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +24,8 @@ from justkernel.reports.document import (
     Code,
     Document,
     Figure,
+    Mono,
+    Para,
     Section,
     Table,
     to_html,
@@ -45,8 +48,56 @@ async def fold_run(lab: Lab, run_id: str) -> RunState:
     return await fold_into(lab.events, RunState(run_id), run.last_seq)
 
 
-def _num(value: int | float | None) -> str | None:
-    return None if value is None else f"{value:,}"
+SIGNIFICANT = 6  # digits a measured float keeps: 76,772.6 µs, not 76772.63799999999
+
+
+def fmt_num(value: int | float | None) -> str | None:
+    """A figure for a reader: integers exact with thousands separators, floats to
+    `SIGNIFICANT` digits (at most 6 decimals, trailing zeros dropped), "—" where missing."""
+    if value is None or isinstance(value, bool):
+        return None if value is None else str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if not math.isfinite(value):
+        return str(value)
+    if value == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(value)))
+    if magnitude < -6:
+        return f"{value:.{SIGNIFICANT - 1}e}"
+    decimals = min(6, max(0, SIGNIFICANT - 1 - magnitude))
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _team_label(state: RunState, team_id: str | None) -> str | None:
+    """The team as the dashboard names it (its display name), with the internal id only
+    when the name is missing or another team of the run has the same one."""
+    if team_id is None:
+        return None
+    team = state.teams.get(team_id)
+    name = team.display_name if team else None
+    if not name:
+        return team_id
+    same = sum(1 for t in state.teams.values() if t.display_name == name)
+    return f"{name} ({team_id})" if same > 1 else name
+
+
+RULES_CHECKED = "rebuilt from the frozen bytes; source hash, receipt and tree policy checked"
+
+
+def _review_text(review: dict[str, Any]) -> str:
+    """One review for a reader: the verdict and reviewer, then the reasons, or for a rules
+    review without reasons what the rules checked (never a label with nothing after it)."""
+    reviewer = str(review.get("reviewer") or "—")
+    text = f"{review.get('verdict') or '—'} by {reviewer}"
+    reasons = [str(r) for r in review.get("reasons") or []]
+    if reasons:
+        text += ": " + ", ".join(reasons)
+    elif reviewer.startswith("rules"):
+        text += f" ({RULES_CHECKED})"
+    notes = [str(n) for n in review.get("notes") or []]
+    return text + (f" (notes: {', '.join(notes)})" if notes else "")
 
 
 def _gain(team: TeamState) -> str | None:
@@ -107,18 +158,18 @@ TARGETS = {
 }
 
 
-def _target(meta: dict[str, Any]) -> str:
+def _target(meta: dict[str, Any]) -> Para:
     """The toolchain every receipt of the run comes from (a run from before targets: cpu)."""
     toolchain = str(meta.get("toolchain") or "cpu")
     what = TARGETS.get(toolchain)
-    return f"`{toolchain}`" + (f", {what}" if what else "")
+    return Para("Target: ", Mono(toolchain), (f", {what}." if what else "."))
 
 
 def _goal(run: Run, state: RunState) -> Section:
     meta = run.meta
-    lines = [
-        f"Run `{run.id}` ({run.name}), mode {run.mode}, created {run.created_at}.",
-        f"Target: {_target(meta)}.",
+    lines: list[str | Para] = [
+        Para("Run ", Mono(run.id), f" ({run.name}), mode {run.mode}, created {run.created_at}."),
+        _target(meta),
         "Goal: the fewest estimated cycles (sum over the performance cases) with every local "
         "case within the precision standard; officially, the lowest prof_sum on the hidden "
         "cases. Local and official results are kept apart: a local pass is not an official one.",
@@ -137,17 +188,17 @@ def _goal(run: Run, state: RunState) -> Section:
 def _teams(state: RunState) -> Section:
     rows = [
         [
-            t.display_name or t.id,
+            _team_label(state, t.id),
             t.model_preset,
             ("offline" if t.offline else t.provider),
             t.status,
-            _num(t.baseline_cycles),
-            _num(t.best_cycles),
+            fmt_num(t.baseline_cycles),
+            fmt_num(t.best_cycles),
             _gain(t),
             (t.best or {}).get("receipt_id"),
             len(t.experiments),
             t.usage.calls,
-            _num(t.usage.total) + (" (est.)" if t.usage.estimated else "")
+            fmt_num(t.usage.total) + (" (est.)" if t.usage.estimated else "")
             if t.usage.total is not None
             else None,
         ]
@@ -171,8 +222,8 @@ async def _best(lab: Lab, run: Run, state: RunState) -> Section:
     for rank, team in enumerate(ranked, start=1):
         best = team.best or {}
         section.blocks.append(
-            f"{rank}. {team.display_name or team.id}: {_num(team.best_cycles)} estimated cycles "
-            f"(baseline {_num(team.baseline_cycles)}, gain {_gain(team) or '—'}), receipt "
+            f"{rank}. {_team_label(state, team.id)}: {fmt_num(team.best_cycles)} estimated cycles "
+            f"(baseline {fmt_num(team.baseline_cycles)}, gain {_gain(team) or '—'}), receipt "
             f"{best.get('receipt_id')}, event #{best.get('seq')}."
         )
         executor = best.get("executor") or {}
@@ -192,7 +243,7 @@ async def _best(lab: Lab, run: Run, state: RunState) -> Section:
             ["input packs", ", ".join(f"{k}={v}" for k, v in packs.items())],
         ]
         for case, cycles in (best.get("cycles_by_case") or {}).items():
-            rows.append([f"cycles {case}", _num(cycles)])
+            rows.append([f"cycles {case}", fmt_num(cycles)])
         section.blocks.append(Table(["field", "value"], rows))
         section.blocks += await pipeline_blocks(lab.blobs, best.get("blob"))
         workspace = lab.settings.workspaces_dir / source_run / team.id
@@ -210,11 +261,20 @@ async def _best(lab: Lab, run: Run, state: RunState) -> Section:
             continue
         recorded = await _recorded_diff(lab, run.id, team.id, int(best.get("seq") or 0))
         section.blocks.append(
-            "The team's workspace is not in this lab; shown is the last source change the team "
-            "logged before this receipt (`source.changed`), not the whole diff from the baseline."
+            Para(
+                "The team's workspace is not in this lab; shown is the last source change the "
+                "team logged before this receipt (",
+                Mono("source.changed"),
+                "), not the whole diff from the baseline.",
+            )
         )
         section.blocks.append(Code(recorded or "(no source change was logged)", "diff"))
     return section
+
+
+def _figure(value: Any) -> Any:
+    """A number from the log formatted for reading; anything else (a bucket name) as is."""
+    return fmt_num(value) if isinstance(value, int | float) else value
 
 
 def _official(state: RunState) -> Section:
@@ -229,13 +289,13 @@ def _official(state: RunState) -> Section:
                 [
                     result.get("submission_id"),
                     result.get("candidate_id"),
-                    result.get("team"),
+                    _team_label(state, result.get("team")),
                     (result.get("source_sha256") or "")[:16] or None,
                     point.get("id"),
                     {True: "pass", False: "fail"}.get(point.get("passed")),
-                    _error_figure(point),
-                    point.get("time_us"),
-                    point.get("best_time_us"),
+                    _figure(_error_figure(point)),
+                    _figure(point.get("time_us")),
+                    _figure(point.get("best_time_us")),
                     result.get("status"),
                     f"#{result['seq']}",
                 ]
@@ -246,8 +306,9 @@ def _official(state: RunState) -> Section:
     if state.champion:
         champ = state.champion
         section.blocks.append(
-            f"Verified SOTA: submission {champ.get('submission_id')} of {champ.get('team')}, "
-            f"prof_sum {champ.get('prof_sum_us')} µs (event #{champ.get('seq')})."
+            f"Verified SOTA: submission {champ.get('submission_id')} of "
+            f"{_team_label(state, champ.get('team')) or '—'}, "
+            f"prof_sum {_figure(champ.get('prof_sum_us')) or '—'} µs (event #{champ.get('seq')})."
         )
     return section
 
@@ -257,18 +318,15 @@ def _judger(state: RunState) -> Section:
     rows = []
     for cand in state.judger_rows():
         frozen = cand.get("frozen") or {}
-        reviews = "; ".join(
-            f"{r.get('verdict')} by {r.get('reviewer')}: {', '.join(map(str, r['reasons']))}"
-            for r in cand["reviews"]
-        )
+        reviews = "; ".join(_review_text(r) for r in cand["reviews"])
         nomination = cand.get("nomination") or {}
         approvals = "; ".join(f"{a.get('decision')} by {a.get('by')}" for a in cand["approvals"])
         submissions = ", ".join(str(s.get("submission_id")) for s in cand["submissions"])
         rows.append(
             [
                 cand["candidate_id"],
-                cand.get("team"),
-                _num(frozen.get("cycles_sum")),
+                _team_label(state, cand.get("team")),
+                fmt_num(frozen.get("cycles_sum")),
                 reviews or None,
                 ("awaiting approval" if nomination.get("awaiting_approval") else "nominated")
                 if nomination
