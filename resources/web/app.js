@@ -59,7 +59,9 @@ function renderHeader() {
     const link = $(id);
     link.hidden = !run;
     if (run) {
-      link.href = api.runUrl(run.id, path);
+      // the report's headings follow the dashboard's language
+      const params = path.startsWith("/report") && getLang() === "zh" ? { lang: "zh" } : {};
+      link.href = api.runUrl(run.id, path, params);
       link.setAttribute("download", "");
     }
   }

@@ -95,3 +95,16 @@ def test_numbers_read_as_figures() -> None:
         0.0: "0",
     }
     assert {value: fmt_num(value) for value in cases} == cases
+
+
+async def test_report_headings_follow_the_language(sqlite_lab: Lab) -> None:
+    run_id = await write_run(sqlite_lab, "中文 run", _events(2557.75))
+    markdown = await build_report(sqlite_lab, run_id, "md", lang="zh")
+    html = await build_report(sqlite_lab, run_id, "html", lang="zh")
+    assert markdown.startswith("# JustKernel 运行报告 — 中文 run\n")
+    for heading in ("## 目标", "## 队伍", "## 各测试点的官方结果", "## 评审决定与审批"):
+        assert heading in markdown, heading
+    assert "| 提交 | 候选 | 队伍 |" in markdown and "## Goal" not in markdown
+    assert html.startswith("<!doctype html><html lang='zh-CN'>") and "<h2>目标</h2>" in html
+    english = await build_report(sqlite_lab, run_id, "html")
+    assert "<html lang='en'>" in english and "<h2>Goal</h2>" in english

@@ -87,3 +87,11 @@ def test_dashboard_report_button_downloads_the_report(
     assert "Best candidates" in html and "Official results per point" in html
     if "run_id" in shared:  # the live run's workspace is in this lab: a real git diff
         assert "Diff against the baseline" in html
+    page.click("#lang-btn")  # in Chinese, the report's headings follow (?lang=zh)
+    try:
+        with page.expect_download() as download:
+            page.click("#report-html")
+        zh = Path(download.value.path()).read_text()
+        assert zh.startswith("<!doctype html><html lang='zh-CN'>") and "<h2>目标</h2>" in zh
+    finally:
+        page.click("#lang-btn")

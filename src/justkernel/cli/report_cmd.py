@@ -17,9 +17,11 @@ def report_command(
     fmt: Annotated[
         str | None, typer.Option("--format", help="md or html (default: from the file name).")
     ] = None,
+    lang: Annotated[str, typer.Option("--lang", help="Headings in en or zh.")] = "en",
 ) -> None:
     """Write a run report: goal, best candidates with receipts and diffs, official results,
     Judger decisions and the cycles-over-time plot."""
+    from justkernel.reports.i18n import lang_of
     from justkernel.reports.report import build_report, fold_run, plot_svg
     from justkernel.store.runs import UnknownRun
 
@@ -33,7 +35,7 @@ def report_command(
 
     async def go() -> str:
         async with lab_context(settings) as lab:
-            text = await build_report(lab, run_id, chosen, plot_file=plot_name)
+            text = await build_report(lab, run_id, chosen, plot_file=plot_name, lang=lang_of(lang))
             if plot_name:
                 svg = plot_svg(await fold_run(lab, run_id))
                 (output.parent / plot_name).write_text(svg, encoding="utf-8")

@@ -78,6 +78,7 @@ class Section:
 class Document:
     title: str
     sections: list[Section] = field(default_factory=list)
+    lang: str = "en"  # the headings' language (reports.i18n), the HTML page's lang attribute
 
 
 # Markdown's inline punctuation (emphasis, links and images, code, table cells,
@@ -176,7 +177,8 @@ def to_markdown(doc: Document) -> str:
 
 def to_html(doc: Document) -> str:
     out = [
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        f"<!doctype html><html lang='{'zh-CN' if doc.lang == 'zh' else 'en'}'>"
+        "<head><meta charset='utf-8'>",
         f"<title>{escape(doc.title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{escape(doc.title)}</h1>",
     ]

@@ -32,6 +32,7 @@ from justkernel.reports.document import (
     to_markdown,
 )
 from justkernel.reports.fold import RunState, fold_into
+from justkernel.reports.i18n import Lang, localise
 from justkernel.reports.pipeline_report import pipeline_blocks
 from justkernel.reports.svg import cycles_plot
 from justkernel.reports.team_state import TeamState
@@ -371,9 +372,14 @@ async def build_document(lab: Lab, run_id: str, *, plot_file: str | None = None)
 
 
 async def build_report(
-    lab: Lab, run_id: str, fmt: Literal["md", "html"] | str, *, plot_file: str | None = None
+    lab: Lab,
+    run_id: str,
+    fmt: Literal["md", "html"] | str,
+    *,
+    plot_file: str | None = None,
+    lang: Lang = "en",
 ) -> str:
-    doc = await build_document(lab, run_id, plot_file=plot_file)
+    doc = localise(await build_document(lab, run_id, plot_file=plot_file), lang)
     return to_html(doc) if fmt == "html" else to_markdown(doc)
 
 

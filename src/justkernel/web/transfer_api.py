@@ -16,6 +16,7 @@ from justkernel.events.run_archive import BundleError, ExportRefused
 from justkernel.events.run_export import export_run
 from justkernel.events.run_import import import_bundle
 from justkernel.lab import Lab
+from justkernel.reports.i18n import lang_of
 from justkernel.reports.report import build_report
 from justkernel.web.config_api import refuse_in_demo
 from justkernel.web.host_paths import hide_host_paths
@@ -90,7 +91,7 @@ async def report(request: Request) -> Response:
     run_id, fmt = request.path_params["run_id"], request.path_params["fmt"]
     if fmt not in ("md", "html"):
         return JSONResponse({"error": "not_found", "detail": "report.md or report.html"}, 404)
-    text = await build_report(lab, run_id, fmt)
+    text = await build_report(lab, run_id, fmt, lang=lang_of(request.query_params.get("lang")))
     media = "text/markdown; charset=utf-8" if fmt == "md" else "text/html; charset=utf-8"
     disposition = f'attachment; filename="{run_id}-report.{fmt}"'
     return Response(text, media_type=media, headers={"Content-Disposition": disposition})
