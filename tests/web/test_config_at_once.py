@@ -81,3 +81,47 @@ def test_a_preset_saved_in_the_dashboard_is_usable_at_once_and_a_removed_one_is_
     again = api.post("/api/task/start")
     assert again.status_code == 400, again.text
     assert again.json()["errors"] == {"teams.0.model": "unknown model preset 'fresh'"}
+
+
+def test_a_worker_host_ssh_cannot_use_is_refused_field_by_field(
+    lab: tuple[httpx.Client, Path, str],
+) -> None:
+    api, folder, _ = lab
+    url = "/api/config/workers/hosts"
+    host = {"name": "evil", "user": "lab", "key_file": str(folder / "no-such-key")}
+    injected = api.post(url, json={**host, "address": "not an address;rm -rf /"})
+    assert injected.status_code == 400, injected.text
+    assert injected.json()["errors"]["address"] == "must be a host name or an IP address"
+    option = api.post(url, json={**host, "address": "-oProxyCommand=touch /tmp/x"})
+    assert option.status_code == 400 and "address" in option.json()["errors"]
+    user = api.post(url, json={**host, "address": "10.0.0.5", "user": "-oProxyCommand=x"})
+    assert user.status_code == 400 and "user" in user.json()["errors"]
+
+    missing = api.post(url, json={**host, "address": "npu-1.lab.example"})
+    assert missing.status_code == 400, missing.text
+    assert missing.json()["errors"]["key_file"].startswith("no such file on the lab machine")
+    folder_key = api.post(url, json={**host, "address": "10.0.0.5", "key_file": str(folder)})
+    assert folder_key.status_code == 400 and "key_file" in folder_key.json()["errors"]
+    hosts = folder / "hosts.toml"
+    assert not hosts.exists() or "evil" not in hosts.read_text()
+    assert api.get("/api/config/workers").json()["hosts"] == []
+
+
+def test_a_model_preset_with_numbers_or_names_out_of_bounds_is_refused(
+    lab: tuple[httpx.Client, Path, str],
+) -> None:
+    api, _, _ = lab
+    preset = {"name": "huge", "provider": "offline", "model": "offline-playbook"}
+    output = api.post("/api/config/models", json={**preset, "max_output_tokens": 10**20})
+    assert output.status_code == 400, output.text
+    assert "1000000" in output.json()["errors"]["max_output_tokens"]
+    window = api.post("/api/config/models", json={**preset, "context_window": 10**9})
+    assert window.status_code == 400 and "context_window" in window.json()["errors"]
+    label = api.post("/api/config/models", json={**preset, "display_name": "x" * 3000})
+    assert label.status_code == 400, label.text
+    assert "80" in label.json()["errors"]["display_name"]
+    names = [m["name"] for m in api.get("/api/config/models").json()["models"]]
+    assert "huge" not in names
+    # the bounds themselves are accepted: the largest documented output limit fits
+    fine = {**preset, "max_output_tokens": 128_000, "display_name": "x" * 80}
+    assert api.post("/api/config/models", json=fine).status_code == 200

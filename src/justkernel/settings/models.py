@@ -20,6 +20,15 @@ from justkernel.paths import public_models_file
 from justkernel.settings.config import ConfigError
 
 Provider = Literal["offline", "openai", "deepseek", "qwen", "openai_compatible"]
+# Bounds a preset's numbers must keep (issue #16: 10**20 was accepted). The largest output
+# limit the providers document is 128,000 tokens (OpenAI's GPT-5 family; DeepSeek's reasoner
+# 64K, Qwen3 below that); 1,000,000 leaves room for the next generation and still catches a
+# typo. The largest documented context window is 10,000,000 tokens (Qwen-Long; GPT-4.1 and
+# Qwen-Plus 1M).
+MAX_OUTPUT_TOKENS = 1_000_000
+MAX_CONTEXT_WINDOW = 10_000_000
+MAX_DISPLAY_NAME = 80  # a label in tables, dropdowns and team cards
+MAX_DESCRIPTION = 500
 # where a provider's requests go when a preset sets no base_url
 DEFAULT_BASE_URLS: dict[str, str] = {
     "openai": "https://api.openai.com/v1",
@@ -35,15 +44,15 @@ class ModelPreset(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     provider: Provider
     model: str = Field(min_length=1, max_length=200)
-    display_name: str | None = None
-    description: str | None = None
+    display_name: str | None = Field(default=None, max_length=MAX_DISPLAY_NAME)
+    description: str | None = Field(default=None, max_length=MAX_DESCRIPTION)
     base_url: str | None = None
     api_key_secret: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:-]{1,128}$")
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
-    max_output_tokens: int | None = Field(default=None, gt=0)
+    max_output_tokens: int | None = Field(default=None, gt=0, le=MAX_OUTPUT_TOKENS)
     # the model's context window in tokens (prompt + output); the harness summarises older
     # history before a prompt outgrows it (`agents.summarization`); None: a default applies
-    context_window: int | None = Field(default=None, gt=0)
+    context_window: int | None = Field(default=None, gt=0, le=MAX_CONTEXT_WINDOW)
     input_price_per_mtok: float | None = Field(default=None, ge=0)
     output_price_per_mtok: float | None = Field(default=None, ge=0)
 

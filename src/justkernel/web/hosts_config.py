@@ -75,6 +75,9 @@ def save_host(path: Path, secrets: SecretsStore, form: dict[str, Any]) -> dict[s
     host = parse_model(HostConfig, body)
     if host.key_file is None and host.password_secret is None:
         raise FormErrors({"key_file": "give a key file or a password"})
+    if host.key_file is not None and not host.key_file.expanduser().is_file():
+        # checked here, not in the schema: hosts.toml may name a key another machine has
+        raise FormErrors({"key_file": f"no such file on the lab machine: {host.key_file}"})
     if password:
         secrets.set(host.password_secret or password_secret_name(host.name), password)
     elif moved and host.password_secret is None:

@@ -20,15 +20,43 @@ Passwords are never in this file: a host names the secret (`password_secret`) th
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import socket
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from justkernel.core.targets import ToolchainId
 from justkernel.settings.config import ConfigError
+
+# an RFC 1123 host name: dot-separated labels of letters, digits and inner hyphens
+_HOSTNAME = re.compile(
+    r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+)
+
+
+def host_address(value: str) -> str:
+    """`value` when it is an IP literal or a host name, else ValueError. The address goes on
+    ssh's command line: nothing else (spaces, `;`, a leading `-` read as an option) may pass."""
+    try:
+        ipaddress.ip_address(value)
+        return value
+    except ValueError:
+        pass
+    if not _HOSTNAME.match(value):
+        raise ValueError("must be a host name or an IP address")
+    return value
 
 
 class HostConfig(BaseModel):
@@ -37,7 +65,8 @@ class HostConfig(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     address: str = Field(min_length=1)
     port: int = Field(default=22, ge=1, le=65535)
-    user: str = Field(min_length=1)
+    # a POSIX login name (no leading `-`: ssh would read it as an option)
+    user: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\$?$")
     key_file: Path | None = None
     password_secret: str | None = None
     known_hosts: Literal["strict", "accept-new"] = "strict"
@@ -49,6 +78,11 @@ class HostConfig(BaseModel):
     worker_command: str = "justkernel"  # how to start the CLI on the host
     bundle_python: str | None = None  # set: ship the self-contained worker, run it with this
     min_free_mb: int = Field(default=64, ge=0)  # free scratch a job needs besides its packs
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, value: str) -> str:
+        return host_address(value)
 
 
 class LocalConfig(BaseModel):
