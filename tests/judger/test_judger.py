@@ -180,3 +180,36 @@ async def _sleep(seconds: float) -> None:
     import asyncio
 
     await asyncio.sleep(seconds)
+
+
+async def test_a_reviewed_challenger_keeps_the_run_open_until_it_is_submitted(
+    runtime: LabRuntime, judge_url: tuple[str, str], tmp_path: Path
+) -> None:
+    """Between its review and its nomination a candidate is `reviewed`: a run whose teams were
+    done ended right there (`busy` said no), and the submission the pass then sent never had
+    its result collected (seen under load in the competent-model walk)."""
+    url, token = judge_url
+    run = await runtime.lab.runs.create("reviewed, not yet nominated")
+    scheduler = runtime.scheduler(run.id)
+    team = await scheduler.add_team("offline")
+    store = CandidateStore(runtime.lab.db, runtime.lab.events, runtime.lab.blobs)
+    files = _files("s1_fused_pass")
+    files["op_kernel/cmg_kernel.c"] += f"\n/* reviewed challenger: {run.id} */\n".encode()
+    receipt = await _measured(runtime, files, tmp_path)
+    candidate, _new = await store.freeze(run.id, team.id, files, receipt, commit=None)
+    await store.set_status(run.id, candidate.id, "reviewed")  # the moment before nomination
+
+    def judger(quota: int) -> Judger:
+        return Judger(
+            runtime.lab,
+            run.id,
+            runtime.operator,
+            store,
+            scheduler.board,
+            _client(url, token),
+            JudgerSettings(quota_per_day=quota),
+            clock=Clock(datetime(2032, 2, 3, 4, 0, tzinfo=UTC)),  # a day nobody submits on
+        )
+
+    assert await judger(quota=5).busy()
+    assert not await judger(quota=0).busy()  # no submission today: it waits for tomorrow

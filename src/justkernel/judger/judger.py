@@ -193,9 +193,13 @@ class Judger:
                 return True
         if any(s.status.in_flight for s in await self.submissions(backend=self.client.backend)):
             return True
+        if await self.used_today() >= self.config.quota_per_day:
+            return False  # what waits for a submission waits for tomorrow
         if await self.candidates.list(self.run_id, status=CandidateStatus.APPROVED_PENDING):
-            return await self.used_today() < self.config.quota_per_day
-        return False
+            return True
+        # reviewed and beating the bar: the pass under way nominates it next (a run that ended
+        # between the review and the nomination left its submission without a result)
+        return await self._challenger() is not None
 
     async def used_today(self) -> int:
         return await self.rows.count_on_day(self.client.backend, quota_day(self.clock()))
