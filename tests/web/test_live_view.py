@@ -139,8 +139,9 @@ def test_pause_and_resume_from_the_dashboard(
 def test_teams_added_and_removed_from_the_dashboard(
     page: Page, server: RunningServer, api: httpx.Client, offline_run: str
 ) -> None:
-    """Add a team (its model and a member's model chosen) to the paused run, remove it: it
-    leaves the live view and its record stays in the collapsed "exited" section."""
+    """Add a team (its model and a member's model chosen) to the paused run, remove it (a
+    second click confirms): it leaves the live view and its record stays in the collapsed
+    "exited" section."""
     run_id = offline_run
     open_dashboard(page, server.base_url, run_id)
     page.click("[data-tab=config]")
@@ -155,7 +156,12 @@ def test_teams_added_and_removed_from_the_dashboard(
     ).json()["events"]
     assert registered[0]["payload"]["config"]["member_models"] == {"reviewer": "offline"}
 
-    row.locator("button.remove").click()
+    remove = row.locator("button.remove")
+    remove.click()  # the first click only asks again (issue #16: delete had no confirmation)
+    expect(remove).to_have_text("Click again to confirm")
+    expect(row).to_have_count(1)
+    assert api.get(f"/api/runs/{run_id}/view").json()["teams"][-1]["status"] != "exited"
+    remove.click()
     expect(page.locator("#run-teams li[data-team='team-002']")).to_have_count(0)
     page.click("[data-tab=live]")
     exited = page.locator("#exited-section")

@@ -86,3 +86,29 @@ export async function submit(form, action, done) {
     return null;
   }
 }
+
+const ARMED_MS = 4000; // how long a destructive button waits for its second click
+
+/** A button for a destructive action that needs a second click: the first one arms it (its
+ * text asks to click again), the second within ARMED_MS acts; otherwise it disarms. No
+ * window.confirm: a modal blocks the page's live updates and is easy to click through. */
+export function confirmButton(labelKey, action, props = {}) {
+  let timer = null;
+  const button = h("button", { type: "button", text: t(labelKey), ...props });
+  const disarm = () => {
+    clearTimeout(timer);
+    delete button.dataset.armed;
+    button.textContent = t(labelKey);
+  };
+  button.addEventListener("click", async () => {
+    if (button.dataset.armed !== "true") {
+      button.dataset.armed = "true";
+      button.textContent = t("confirm_click_again");
+      timer = setTimeout(disarm, ARMED_MS);
+      return;
+    }
+    disarm();
+    await action();
+  });
+  return button;
+}

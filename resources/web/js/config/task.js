@@ -5,7 +5,7 @@ import * as api from "../api.js";
 import { h } from "../dom.js";
 import { t } from "../i18n.js";
 import { emit, state } from "../state.js";
-import { field, formStatus, input, say, select, showErrors, submit } from "./form.js";
+import { confirmButton, field, formStatus, input, say, select, showErrors, submit } from "./form.js";
 
 const ROLES = ["analyst", "developer", "reviewer"];
 
@@ -175,10 +175,10 @@ function runTeams(presets, reload) {
     Object.keys(team.config?.member_models || {}).length
       ? h("span", { class: "small muted", text: ` (${Object.entries(team.config.member_models).map(([r, m]) => `${r}: ${m}`).join(", ")})` })
       : null,
-    h("button", { type: "button", class: "remove", text: t("remove"), onclick: async () => {
+    confirmButton("remove", async () => {
       await submit(f, () => api.send("DELETE", api.runUrl(run.id, `/teams/${encodeURIComponent(team.id)}`)));
       await reload();
-    } })));
+    }, { class: "remove" })));
   box.append(...pausedProviders(run, f, reload), h("ul", { class: "team-list" }, rows), f);
   return box;
 }

@@ -4,7 +4,7 @@ import * as api from "../api.js";
 import { h } from "../dom.js";
 import { t } from "../i18n.js";
 import { table } from "../results/tables.js";
-import { field, formStatus, input, select, submit, values } from "./form.js";
+import { confirmButton, field, formStatus, input, select, submit, values } from "./form.js";
 
 function hostList(hosts, reload) {
   if (!hosts.length) return h("p", { class: "muted", text: t("no_hosts") });
@@ -17,10 +17,10 @@ function hostList(hosts, reload) {
       h("td", { text: host.slots }),
       h("td", { text: host.devices }),
       h("td", { text: host.toolchain }),
-      h("td", {}, h("button", { type: "button", text: t("delete"), onclick: async () => {
+      h("td", {}, confirmButton("delete", async () => {
         await api.send("DELETE", `/api/config/workers/hosts/${encodeURIComponent(host.name)}`);
         await reload();
-      } })))),
+      }, { class: "delete" })))),
   );
 }
 
