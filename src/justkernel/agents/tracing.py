@@ -16,8 +16,16 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import langsmith
+import langsmith.utils
 
-_TRACING_SWITCHES = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2")
+# LangChain's old v1 switches too: set alone, with v2 off, they make every agent call raise
+_TRACING_SWITCHES = (
+    "LANGSMITH_TRACING",
+    "LANGSMITH_TRACING_V2",
+    "LANGCHAIN_TRACING",
+    "LANGCHAIN_TRACING_V2",
+    "LANGCHAIN_HANDLER",
+)
 T = TypeVar("T")
 
 
@@ -36,5 +44,6 @@ def keep_traces_local() -> None:
     """Tracing off for this process, and LangSmith's thread hops inline (idempotent)."""
     for name in _TRACING_SWITCHES:  # read by what looks at the environment only
         os.environ[name] = "false"
+    langsmith.utils.get_env_var.cache_clear()  # a switch read before is read again
     langsmith.configure(enabled=False)  # ahead of the environment, even one read already
     langsmith.set_runtime_overrides(aio_to_thread=_inline)
