@@ -37,5 +37,8 @@ def _retained_mb(mode: str) -> int:
 
 
 def test_freed_large_buffers_are_returned_to_the_system() -> None:
-    assert _retained_mb("default") >= 48  # glibc's default keeps the 64 MB freed here
+    # glibc's default keeps the 64 MB freed here, when the heap could grow in place; the most of
+    # three runs, since a run whose heap was placed where it could not (address randomisation)
+    # served the buffers by mmap and shows nothing (seen once in a full suite)
+    assert max(_retained_mb("default") for _ in range(3)) >= 48
     assert _retained_mb("fixed") < 8
