@@ -8,6 +8,7 @@ import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from justkernel.a2a.board import LabBoard
 from justkernel.app import LabRuntime
 from justkernel.core.receipts import Receipt
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
@@ -52,10 +53,32 @@ def _client(url: str, token: str) -> HttpJudgeClient:
     return HttpJudgeClient(JudgeClientConfig(base_url=url, token=token, backend="local"))
 
 
+def _judger(
+    runtime: LabRuntime,
+    run_id: str,
+    store: CandidateStore,
+    board: LabBoard,
+    judge_url: tuple[str, str],
+    config: JudgerSettings,
+    clock: Clock,
+) -> Judger:
+    """A Judger of the run on the local judge at `judge_url` (a fresh one is a restarted lab:
+    all it knows is in the store)."""
+    return Judger(
+        runtime.lab,
+        run_id,
+        runtime.operator,
+        store,
+        board,
+        _client(*judge_url),
+        config,
+        clock=clock,
+    )
+
+
 async def test_judger_submits_within_quota_and_results_reach_every_team(
     runtime: LabRuntime, judge_url: tuple[str, str], tmp_path: Path
 ) -> None:
-    url, token = judge_url
     run = await runtime.lab.runs.create("judger")
     scheduler = runtime.scheduler(run.id)
     teams = [await scheduler.add_team("offline") for _ in range(3)]
@@ -65,16 +88,7 @@ async def test_judger_submits_within_quota_and_results_reach_every_team(
     config = JudgerSettings(quota_per_day=2, poll_seconds=0.2)
 
     def judger() -> Judger:  # a fresh Judger is a restarted lab: all it knows is in the DB
-        return Judger(
-            runtime.lab,
-            run.id,
-            runtime.operator,
-            store,
-            scheduler.board,
-            _client(url, token),
-            config,
-            clock=clock,
-        )
+        return _judger(runtime, run.id, store, scheduler.board, judge_url, config, clock)
 
     async def settle(j: Judger) -> None:
         for _ in range(600):
@@ -188,7 +202,6 @@ async def test_a_reviewed_challenger_keeps_the_run_open_until_it_is_submitted(
     """Between its review and its nomination a candidate is `reviewed`: a run whose teams were
     done ended right there (`busy` said no), and the submission the pass then sent never had
     its result collected (seen under load in the competent-model walk)."""
-    url, token = judge_url
     run = await runtime.lab.runs.create("reviewed, not yet nominated")
     scheduler = runtime.scheduler(run.id)
     team = await scheduler.add_team("offline")
@@ -199,17 +212,11 @@ async def test_a_reviewed_challenger_keeps_the_run_open_until_it_is_submitted(
     candidate, _new = await store.freeze(run.id, team.id, files, receipt, commit=None)
     await store.set_status(run.id, candidate.id, "reviewed")  # the moment before nomination
 
+    clock = Clock(datetime(2032, 2, 3, 4, 0, tzinfo=UTC))  # a day nobody submits on
+
     def judger(quota: int) -> Judger:
-        return Judger(
-            runtime.lab,
-            run.id,
-            runtime.operator,
-            store,
-            scheduler.board,
-            _client(url, token),
-            JudgerSettings(quota_per_day=quota),
-            clock=Clock(datetime(2032, 2, 3, 4, 0, tzinfo=UTC)),  # a day nobody submits on
-        )
+        config = JudgerSettings(quota_per_day=quota)
+        return _judger(runtime, run.id, store, scheduler.board, judge_url, config, clock)
 
     assert await judger(quota=5).busy()
     assert not await judger(quota=0).busy()  # no submission today: it waits for tomorrow
