@@ -2,6 +2,7 @@
 import * as api from "./js/api.js";
 import { $, $$, h } from "./js/dom.js";
 import { applyI18n, getLang, onLang, setLang, t } from "./js/i18n.js";
+import { LineageView } from "./js/lineage/lineage.js";
 import { LiveView } from "./js/live/live.js";
 import { applyMotion, motionOn, setMotion } from "./js/motion.js";
 import { ReplayPlayer } from "./js/replay.js";
@@ -11,6 +12,7 @@ import { on, simulated, state } from "./js/state.js";
 
 const live = new LiveView();
 const results = new ResultsView();
+const lineage = new LineageView();
 const player = new ReplayPlayer(live);
 
 function notice(text, good = true) {
@@ -103,6 +105,7 @@ async function selectRun(runId) {
   await live.open();
   renderHeader();
   if (state.tab === "results") await results.load();
+  if (state.tab === "lineage") await lineage.load();
   if (state.tab === "config") await renderConfig();
 }
 
@@ -111,6 +114,7 @@ async function showTab(tab) {
   $$("[data-tab]").forEach((b) => b.classList.toggle("on", b.dataset.tab === tab));
   $$("[data-tabpanel]").forEach((p) => { p.hidden = p.dataset.tabpanel !== tab; });
   if (tab === "results") await results.load();
+  if (tab === "lineage") await lineage.load();
   if (tab === "config") await renderConfig();
 }
 
@@ -169,6 +173,7 @@ function wire() {
     player.sync();
     if (state.run) await live.open();
     if (state.tab === "results") await results.load();
+    if (state.tab === "lineage") await lineage.load();
     if (state.tab === "config") await renderConfig();
   });
   on("view", () => renderHeader());

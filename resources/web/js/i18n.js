@@ -1,8 +1,16 @@
 // Chinese and English. The default comes from the browser; the choice is remembered.
+import lineage from "./i18n/lineage.js";
+import steps from "./i18n/steps.js";
+import judger from "./i18n/judger.js";
+import charts from "./i18n/charts.js";
+import start from "./i18n/start.js";
+import errors from "./i18n/errors.js";
 
 const EN = {
   title: "JustKernel",
   tab_live: "Live",
+  tab_lineage: "Lineage",
+  lineage_title: "Candidate lineage",
   tab_results: "Results",
   tab_config: "Configuration",
   motion: "Motion",
@@ -251,6 +259,8 @@ const EN = {
 const ZH = {
   title: "JustKernel",
   tab_live: "实时",
+  tab_lineage: "谱系",
+  lineage_title: "候选谱系",
   tab_results: "结果",
   tab_config: "配置",
   motion: "动画",
@@ -495,6 +505,12 @@ const ZH = {
   pipeline_tip_span: "周期 {s}–{e}：忙碌 {b}",
   pipeline_tip_idle: "周期 {c} 处空闲",
 };
+
+// each part of the page keeps its words in its own file (js/i18n/<part>.js)
+for (const area of [lineage, steps, judger, charts, start, errors]) {
+  Object.assign(EN, area.en);
+  Object.assign(ZH, area.zh);
+}
 
 const DICTS = { en: EN, zh: ZH };
 const listeners = new Set();
