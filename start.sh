@@ -24,9 +24,10 @@ declare -A NEEDED_FOR=(
   [openssh-server]="the SSH worker tests (sshd on loopback)"
   [openssh-client]="the SSH worker tests (ssh-keygen)"
   [postgresql]="the PostgreSQL store tests"
+  [fonts-noto-cjk]="Chinese glyphs in the dashboard and its screenshots (without it 中文 shows as boxes)"
 )
 DEBIAN_PACKAGES=(gcc binutils valgrind bubblewrap util-linux procps git chromium openssh-server
-  openssh-client postgresql)
+  openssh-client postgresql fonts-noto-cjk)
 MODE="${1:-}"
 PARTIAL=0  # ./start.sh test --partial
 if [ "$MODE" = test ]; then

@@ -64,6 +64,21 @@ def _chromium() -> Capability:
     )
 
 
+CJK_FONT_DIRS = (Path("/usr/share/fonts/opentype/noto"), Path("/usr/share/fonts/truetype/noto"))
+
+
+def _cjk_font() -> Capability:
+    """Without a CJK font Chromium draws Chinese as boxes, in the page and in screenshots."""
+    needed_for = "Chinese glyphs in the dashboard and its screenshots"
+    for folder in CJK_FONT_DIRS:
+        found = sorted(folder.glob("NotoSansCJK*")) if folder.is_dir() else []
+        if found:
+            return Capability("cjk-font", True, str(found[0]), needed_for)
+    return Capability(
+        "cjk-font", False, "no Noto CJK font", needed_for, "apt-get install fonts-noto-cjk"
+    )
+
+
 def _cann() -> Capability:
     home = os.environ.get("ASCEND_HOME_PATH") or os.environ.get("ASCEND_TOOLKIT_HOME")
     candidates = [Path(home)] if home else []
@@ -271,6 +286,7 @@ def local_capabilities() -> list[Capability]:
             "apt-get install openssh-client",
         ),
         _chromium(),
+        _cjk_font(),
         postgres_capability(),
         _tool(
             "git",
@@ -321,6 +337,7 @@ def suite_needs() -> tuple[str, ...]:
         "sshd",
         "ssh-keygen",
         "chromium",
+        "cjk-font",
         "postgresql",
         "git",
         "uv",
