@@ -79,25 +79,37 @@ def _queue_series(rows: list[dict[str, Any]]) -> list[list[Any]]:
     return series
 
 
-def _stage_means(rows: list[dict[str, Any]]) -> dict[str, float | None]:
+def _stage_means(rows: list[dict[str, Any]]) -> tuple[dict[str, float | None], int]:
+    """Mean seconds per stage over one job set, so the stages add up to at most the total.
+
+    The set is the jobs that ran (a receipt with a total, not a cache hit); a stage such a
+    job skipped (compile failed, so no simulation) took it 0 s. Averaging each stage over the
+    jobs that happened to have it mixed sets: simulate, run by the slow jobs only, came out
+    longer than total. Returns the means and the size of the set.
+    """
+    ran = [r for r in rows if r["stages"].get("total") is not None and not r.get("cache_hit")]
+    if not ran:
+        return {stage: None for stage in STAGES}, 0
     means: dict[str, float | None] = {}
     for stage in STAGES:
-        values = [r["stages"][stage] for r in rows if r["stages"].get(stage) is not None]
-        means[stage] = round(sum(values) / len(values), 3) if values else None
-    return means
+        values = [r["stages"].get(stage) or 0.0 for r in ran]
+        means[stage] = round(sum(values) / len(ran), 3)
+    return means, len(ran)
 
 
 async def throughput(state: RunState, times: ReceiptTimes) -> dict[str, Any]:
     jobs = state.jobs[-MAX_JOBS:]
     found = await times.get_many([j.blob for j in jobs if j.blob])
     rows = [_job_row(j, found.get(j.blob) if j.blob else None) for j in jobs]
+    means, stage_jobs = _stage_means(rows)
     lanes: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         lanes.setdefault(row["lane"], []).append(row)
     return {
         "lanes": [{"lane": name, "jobs": lanes[name]} for name in sorted(lanes)],
         "queue": _queue_series(rows),
-        "stage_means": _stage_means(rows),
+        "stage_means": means,
+        "stage_jobs": stage_jobs,
         "jobs_total": len(state.jobs),
         "jobs_shown": len(rows),
     }
