@@ -20,7 +20,7 @@ from justkernel.settings.models import ModelPreset
 
 log = logging.getLogger("justkernel.judger")
 
-MAX_DAILY_QUOTA = 50  # the contest's limit per day (DESIGN.md §4)
+MAX_DAILY_QUOTA = 50  # the contest's limit per day (DESIGN.md §4), the default local cap
 RULES = "rules"  # the rule-based reviewer: no model
 FILE_NAME = "judger.json"
 
@@ -33,7 +33,9 @@ class JudgerSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field(default=RULES, min_length=1, max_length=64)  # "rules" or a preset
-    quota_per_day: int = Field(default=MAX_DAILY_QUOTA, ge=0, le=MAX_DAILY_QUOTA)
+    # None (the daily limit left empty): no local cap; every attempt is still recorded, a source
+    # is still never sent twice, and the platform's 429 answers still hold the Judger back
+    quota_per_day: int | None = Field(default=MAX_DAILY_QUOTA, ge=0, le=MAX_DAILY_QUOTA)
     margin: float = Field(default=0.01, ge=0, lt=1)  # a challenger must beat the bar by this
     strategy: Strategy = "verified"
     # official-driven only: how many of the day's submissions (within the quota) may go to
