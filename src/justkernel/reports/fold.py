@@ -3,8 +3,9 @@ the Judger's candidates and official results, and the evaluation jobs.
 
 Only the event log is read (docs/events.md), so a live run, an imported replay and the demo
 fold the same way. `feed` is incremental, and only the kinds in `FOLDED_KINDS` carry state:
-a reader asks the store for those alone (tool calls and returns, two thirds of a log, are never
-read) and then `advance`s to the run's last sequence number.
+a reader asks the store for those alone (tool returns, a third of a log, are never read; tool
+calls are, for the one that adopts a candidate) and then `advance`s to the run's last sequence
+number.
 
 Payloads are read through their kind's model (`justkernel.core.events`), so a field the
 writer renamed fails the type check, not the dashboard; a payload of the wrong shape (a
@@ -13,6 +14,7 @@ hand-edited bundle) is counted in `malformed` and changes nothing.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +27,7 @@ from justkernel.core.events.agents import (
     ModelResponse,
     ReceiptSummary,
     TodosUpdated,
+    ToolCall,
 )
 from justkernel.core.events.collab import (
     A2AMessage,
@@ -49,6 +52,7 @@ from justkernel.reports.team_state import Job, TeamState, Usage
 READ_PAGE = 2000
 JUDGER_NODE = "judger"
 LAB_NODE = "lab"
+ADOPTION_TOOL = "fetch_candidate_source"  # the tool call that adopts another team's candidate
 MAX_EDGES = 400  # the most recent edges drawn (100 teams broadcasting make ~10,000 pairs)
 SERIES_LIMIT = 400  # improvements kept per team for the plot (they are rare)
 
@@ -288,6 +292,21 @@ class RunState:
         edge["last_seq"], edge["last_ts"] = event.seq, event.ts
         edge["summary"] = summary[:200]
 
+    def _tool_call(self, event: Event, p: ToolCall) -> None:
+        """A team that fetched another team's candidate adopts from it: an edge from the
+        candidate's team to the fetcher (the only tool call the fold reads)."""
+        if p.name != ADOPTION_TOOL or event.team is None:
+            return
+        try:
+            args = json.loads(p.args or "")
+        except ValueError:
+            return
+        candidate_id = args.get("candidate_id") if isinstance(args, dict) else None
+        cand = self.candidates.get(candidate_id) if isinstance(candidate_id, str) else None
+        owner = cand.get("team") if cand else None
+        if owner and owner != event.team:
+            self._edge(owner, event.team, "adoption", event, f"fetched {candidate_id}")
+
     def _frozen(self, event: Event, p: CandidateFrozen) -> None:
         cand = self.judger.frozen(event, p)
         if event.team is not None:
@@ -419,6 +438,7 @@ _HANDLERS: dict[str, Any] = {
     "experiment.receipt": RunState._receipt,
     "a2a.message": RunState._message,
     "candidate.frozen": RunState._frozen,
+    "tool.call": RunState._tool_call,
     "judger.review": lambda s, e, p: s.judger.review(e, p),
     "judger.nomination": lambda s, e, p: s.judger.nomination(e, p),
     "judger.approval": lambda s, e, p: s.judger.approval(e, p),
