@@ -14,7 +14,7 @@ function settingsForm(settings, presets) {
   const approval = input("checkbox", { checked: settings.human_approval });
   f.append(
     field("model", "f_judger_model", select(models, settings.model)),
-    field("quota_per_day", "f_daily_quota", input("number", { min: 0, max: 50, value: settings.quota_per_day })),
+    field("quota_per_day", "f_daily_quota", input("number", { min: 0, max: 50, value: settings.quota_per_day, placeholder: t("quota_no_cap") })),
     field("margin", "f_margin", input("number", { min: 0, max: 0.99, step: "0.001", value: settings.margin })),
     field("strategy", "f_strategy", select(STRATEGIES.map((x) => [x, x]), settings.strategy)),
     field("diagnosis_per_day", "f_diagnosis_per_day", input("number", { min: 0, max: 50, value: settings.diagnosis_per_day })),
