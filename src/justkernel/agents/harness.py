@@ -21,7 +21,7 @@ usage events as the team's; a member's pause is the team's (`TeamSignals` is sha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -35,6 +35,7 @@ from deepagents import (
 )
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
 
 from justkernel.agents.backend import WorkspaceBackend
 from justkernel.agents.binding import (
@@ -45,6 +46,7 @@ from justkernel.agents.binding import (
     TeamCall,
 )
 from justkernel.agents.board_tools import BoardAccess, build_board_tools
+from justkernel.agents.mcp import offered_tools
 from justkernel.agents.middleware.budget import BudgetMiddleware
 from justkernel.agents.middleware.events import EventsMiddleware, SourceTracker
 from justkernel.agents.middleware.inbox import InboxAcksMiddleware
@@ -324,6 +326,7 @@ def _compile(
     chosen: Mapping[str, PresetModel],
     board: BoardAccess | None,
     brief: RunBrief,
+    extra_tools: Sequence[BaseTool] = (),
 ) -> Any:
     """The graph of a shape, built around the first team of that shape (its model and
     member models are only the defaults: `TeamBindingMiddleware` routes every call to the
@@ -350,7 +353,8 @@ def _compile(
     team = PresetModel(preset, model)
     subagents = _member_specs(place, team, chosen, middleware) if members or chosen else None
     call_ctx: TeamContext = CallContext(blobs=ctx.blobs)  # type: ignore[assignment]
-    tools = build_tools(call_ctx) + (build_board_tools(call_ctx, board) if board else [])
+    lab_tools = build_tools(call_ctx) + (build_board_tools(call_ctx, board) if board else [])
+    tools = offered_tools(lab_tools, extra_tools)  # MCP tools (`agents.mcp`): no name clash
     operator = ctx.workspace.operator
     sources = skill_sources(operator)
     # in place of Deep Agents' own (same name): the lab's words for the skills, not its
@@ -400,6 +404,7 @@ def build_team_agent(
     board: BoardAccess | None = None,
     brief: RunBrief | None = None,
     graphs: SharedGraphs | None = None,
+    extra_tools: Sequence[BaseTool] = (),
 ) -> tuple[TeamAgent, TeamSignals]:
     """The agent of one team and its signals (the scheduler reads why a turn paused, and
     which provider failed).
@@ -407,14 +412,16 @@ def build_team_agent(
     The team has members when `members` is set or `member_models` chooses a model for one.
     `brief` is what the system prompt says of the run (its end, its Judger, its caps).
     Its graph is `graphs`' for the team's shape, compiled on first use (without `graphs`, a
-    graph of its own).
+    graph of its own). `extra_tools` (the team's MCP tools) join the lab's, never for the
+    offline model.
     """
     register_profiles()
     chosen = member_models or {}
     members = members or bool(chosen)
     graphs = graphs if graphs is not None else SharedGraphs()
     brief = brief or RunBrief()
-    shape = (*_shape(ctx, preset, members, chosen, board), repr(brief))
+    extra = () if provider_key(preset) == OFFLINE_PROVIDER else tuple(extra_tools)
+    shape = (*_shape(ctx, preset, members, chosen, board), repr(brief), *(t.name for t in extra))
     graph = graphs.graphs.get(shape)
     if graph is None:
         graph = _compile(
@@ -427,6 +434,7 @@ def build_team_agent(
             chosen=chosen,
             board=board,
             brief=brief,
+            extra_tools=extra,
         )
         graphs.graphs[shape] = graph
     signals = TeamSignals()

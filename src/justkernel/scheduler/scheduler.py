@@ -41,6 +41,7 @@ from justkernel.agents.harness import (
     member_presets,
     provider_key,
 )
+from justkernel.agents.mcp import McpToolbox
 from justkernel.agents.middleware import Governance, TeamPaused, TeamSignals, inbox_reads
 from justkernel.agents.playbook import DONE_MARKER
 from justkernel.agents.prompts import CONTINUE_PROMPT, FIRST_PROMPT, RunBrief
@@ -158,6 +159,7 @@ class Scheduler:
         )
         self._runtimes: dict[str, _TeamRuntime] = {}
         self.graphs = SharedGraphs()  # one compiled agent graph per team shape, for the run
+        self.mcp = McpToolbox.for_lab(lab.settings, lab.secrets)  # mcp.toml's tools, if any
         self._failures: dict[str, int] = {}  # consecutive failed turns per team
         self._not_before: dict[str, float] = {}  # backoff after a failed turn
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -265,6 +267,7 @@ class Scheduler:
             board=BoardAccess(self.board, self.candidates, policy),
             brief=self.brief,
             graphs=self.graphs,
+            extra_tools=await self.mcp.tools_for(team.id, team.display_name, preset),
         )
         runtime = _TeamRuntime(team, preset, agent, signals, ctx)
         self._runtimes[team.id] = runtime
