@@ -47,7 +47,7 @@ async def open_lab(settings: Settings) -> Lab:
         runs=RunRepository(db),
         events=events,
         blobs=blobs,
-        secrets=SecretsStore(settings.config_dir),
+        secrets=SecretsStore(settings.config_dir, settings.provider_keys),
         teams=TeamRegistry(db),
         experiments=ExperimentBook(db),
         candidates=CandidateStore(db, events, blobs),

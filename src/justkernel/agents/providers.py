@@ -17,7 +17,13 @@ from langchain_core.language_models import BaseChatModel
 from justkernel.agents.errors import ProviderConfigError
 from justkernel.agents.provider_compat import CompatChatOpenAI
 from justkernel.agents.provider_deepseek import DeepSeekChatOpenAI
-from justkernel.settings.models import DEFAULT_BASE_URLS, ModelPreset, preset_secret_name
+from justkernel.settings.models import (
+    DEFAULT_BASE_URLS,
+    ModelPreset,
+    environment_key,
+    preset_secret_name,
+)
+from justkernel.settings.provider_keys import ENV_NAME as PROVIDER_KEYS_ENV
 from justkernel.settings.secrets import SecretsStore
 
 DEFAULT_MAX_RETRIES = 2
@@ -52,23 +58,25 @@ def _base_url(preset: ModelPreset) -> str:
 
 
 def _api_key(preset: ModelPreset, secrets: SecretsStore) -> str:
+    """The stored key, else the one `JUSTKERNEL_PROVIDER_KEYS` gives for the preset's address,
+    else a placeholder for a keyless OpenAI-compatible server."""
+    stored = secrets.get(preset.api_key_secret) if preset.api_key_secret else None
+    secret = stored or environment_key(preset, secrets.environment_keys)
+    if secret is not None:
+        return secret.reveal()
+    own = preset.api_key_secret in (None, preset_secret_name(preset.name))
+    if own and preset.provider == "openai_compatible":
+        return _NO_KEY_PLACEHOLDER  # a local preset saved without a key: a keyless server
     if preset.api_key_secret is None:
-        if preset.provider == "openai_compatible":
-            return _NO_KEY_PLACEHOLDER
         raise ProviderConfigError(
             f"model preset {preset.name!r}: no api_key_secret is set for provider "
-            f"{preset.provider!r}"
+            f"{preset.provider!r}, and {PROVIDER_KEYS_ENV} gives none for its address"
         )
-    secret = secrets.get(preset.api_key_secret)
-    own = preset.api_key_secret == preset_secret_name(preset.name)
-    if secret is None and own and preset.provider == "openai_compatible":
-        return _NO_KEY_PLACEHOLDER  # a local preset saved without a key: a keyless server
-    if secret is None:
-        raise ProviderConfigError(
-            f"model preset {preset.name!r}: the API key secret {preset.api_key_secret!r} is "
-            f"not stored; store it with `justkernel secrets set {preset.api_key_secret}`"
-        )
-    return secret.reveal()
+    raise ProviderConfigError(
+        f"model preset {preset.name!r}: the API key secret {preset.api_key_secret!r} is "
+        f"not stored; store it with `justkernel secrets set {preset.api_key_secret}` or "
+        f"give the {preset.provider} key in {PROVIDER_KEYS_ENV}"
+    )
 
 
 def build_chat_model(

@@ -26,7 +26,8 @@ async def _refusal(settings: Settings, connection: str) -> str | None:
     preset = load_model_presets(settings.models_local_file).get(connection)
     if preset is None or preset.provider == "offline":
         return None
-    report = await test_connection(preset, SecretsStore(settings.config_dir), request_timeout=20)
+    secrets = SecretsStore(settings.config_dir, settings.provider_keys)
+    report = await test_connection(preset, secrets, request_timeout=20)
     return None if report.ok else report.message
 
 

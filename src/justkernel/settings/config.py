@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from justkernel.core.targets import DEFAULT_TOOLCHAIN, ToolchainId
 from justkernel.settings import redaction
+from justkernel.settings.provider_keys import ProviderKeys
 
 
 class ConfigError(Exception):
@@ -43,6 +44,7 @@ class Settings(BaseSettings):
         env_file=".env",
         env_file_encoding="utf-8",
         extra="forbid",
+        arbitrary_types_allowed=True,  # ProviderKeys: parsed here, its values never shown
     )
 
     data_dir: Path = Field(
@@ -114,6 +116,22 @@ class Settings(BaseSettings):
         default=Path("judge.toml"),
         description="The official judge client's settings ([official] table).",
     )
+
+    provider_keys: ProviderKeys = Field(
+        default_factory=ProviderKeys,
+        repr=False,
+        exclude=True,
+        description="JSON object provider → key, for presets with no stored key (a plain "
+        'key goes to the provider\'s own addresses; {"key": ..., "base_url": ...} to one).',
+    )
+
+    @field_validator("provider_keys", mode="before")
+    @classmethod
+    def _provider_keys(cls, value: object) -> object:
+        """Parsed at load, so a malformed variable stops the program naming the problem."""
+        if value is None or isinstance(value, str):
+            return ProviderKeys.parse(value)
+        return value
 
     @field_validator("cache_dir", mode="before")
     @classmethod

@@ -2,9 +2,10 @@
 
 Presets never carry credentials, and never choose whose credential they use: the lab decides.
 A shipped preset uses its provider's key (`qwen_api_key`), a local preset the key stored with
-it (`preset:<name>:api_key`). Whatever `api_key_secret` a local file names is ignored, so a
-preset saved by a hostile client (or a file written before this rule) cannot send the judge
-token or another provider's key to a URL of its choosing.
+it (`preset:<name>:api_key`); with no stored key, the key `JUSTKERNEL_PROVIDER_KEYS` gives for
+the preset's address (`environment_key`). Whatever `api_key_secret` a local file names is
+ignored, so a preset saved by a hostile client (or a file written before this rule) cannot send
+the judge token or another provider's key to a URL of its choosing.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from justkernel.paths import public_models_file
 from justkernel.settings.config import ConfigError
+from justkernel.settings.provider_keys import ProviderKeys
+from justkernel.settings.secrets import Secret
 
 Provider = Literal["offline", "openai", "deepseek", "qwen", "openai_compatible"]
 # Bounds a preset's numbers must keep (issue #16: 10**20 was accepted). The largest output
@@ -76,6 +79,27 @@ def preset_secret_name(name: str) -> str:
 def provider_secret_name(provider: str) -> str:
     """The one secret a shipped preset of `provider` may use."""
     return f"{provider}_api_key"
+
+
+def provider_addresses(provider: str) -> frozenset[str]:
+    """The provider's own base URLs: its default and those of its shipped presets (the
+    repository's `models.toml`, never a local file): where a key given for the provider alone
+    (`JUSTKERNEL_PROVIDER_KEYS`) may go."""
+    urls = {DEFAULT_BASE_URLS[provider]} if provider in DEFAULT_BASE_URLS else set()
+    shipped = _read_presets(public_models_file(), shipped=True).values()
+    urls |= {p.base_url for p in shipped if p.provider == provider and p.base_url}
+    return frozenset(url.rstrip("/") for url in urls)
+
+
+def environment_key(preset: ModelPreset, keys: ProviderKeys | None) -> Secret | None:
+    """The key `JUSTKERNEL_PROVIDER_KEYS` gives for the preset's address, if any: for a preset
+    with no stored key (the caller asks the store first)."""
+    if not keys or preset.provider == "offline":
+        return None
+    url = preset.base_url or DEFAULT_BASE_URLS.get(preset.provider)
+    if url is None:
+        return None
+    return keys.for_address(preset.provider, url, provider_addresses(preset.provider))
 
 
 def _own_key(preset: ModelPreset, shipped: bool, path: Path) -> ModelPreset:

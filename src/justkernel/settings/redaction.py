@@ -3,14 +3,15 @@
 Known values are of two kinds. The secrets store registers every value it stores or decrypts
 (and the settings their API token); and the process environment's own secrets (variables named
 `*_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`, ... such as `JUSTKERNEL_API_TOKEN` or
-`OPENAI_API_KEY`) are looked up again whenever the environment changed, so a key exported after
-start-up counts too. `scrub`
+`OPENAI_API_KEY`; a JSON object's string values too, as in `JUSTKERNEL_PROVIDER_KEYS`) are looked
+up again whenever the environment changed, so a key exported after start-up counts too. `scrub`
 replaces each with `MARKER`; `scrub_bytes` does the same on raw bytes (a kernel's log need not be
 UTF-8). `RedactingFilter` applies it to every log record of the process.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -21,7 +22,7 @@ MARKER = "***"
 _known: set[str] = set()
 _lock = threading.Lock()
 _MIN_LENGTH = 6  # shorter values would scrub ordinary words
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?)$")
+_SECRET_NAME = re.compile(r"(KEYS?|TOKENS?|SECRETS?|PASSWORDS?|PASSWD|PASSPHRASE|CREDENTIALS?)$")
 
 
 def register(value: str | None) -> None:
@@ -48,10 +49,34 @@ def _values() -> list[str]:
     with _lock:
         if _cached is not None and _cached[0] == environment and _cached[1] == len(_known):
             return _cached[2]
-        from_env = {v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= _MIN_LENGTH}
+        from_env = {
+            part
+            for k, v in os.environ.items()
+            if is_secret_name(k)
+            for part in (v, *_json_strings(v))
+            if len(part) >= _MIN_LENGTH
+        }
         values = sorted(_known | from_env, key=len, reverse=True)
         _cached = (environment, len(_known), values)
         return values
+
+
+def _json_strings(value: str) -> list[str]:
+    """The string values of a JSON object, or the `key` of a nested object (`{"key": ...,
+    "base_url": ...}`: its address is no secret): a variable holding several secrets, each of
+    which must be scrubbed on its own."""
+    if not value.lstrip().startswith("{"):
+        return []
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return []
+    found: list[str] = []
+    for item in data.values() if isinstance(data, dict) else ():
+        part = item.get("key") if isinstance(item, dict) else item
+        if isinstance(part, str):
+            found.append(part)
+    return found
 
 
 def scrub(text: str) -> str:

@@ -10,11 +10,15 @@ from __future__ import annotations
 import re
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cryptography.fernet import Fernet, InvalidToken
 
 from justkernel.settings import redaction
 from justkernel.store.files import SecretFile, SecretFileError, write_private
+
+if TYPE_CHECKING:
+    from justkernel.settings.provider_keys import ProviderKeys
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")  # `preset:<name>:api_key` fits
 
@@ -46,9 +50,12 @@ class Secret:
 
 
 class SecretsStore:
-    """Names → encrypted values, in `secrets.json` beside `secret.key` in the config folder."""
+    """Names → encrypted values, in `secrets.json` beside `secret.key` in the config folder;
+    beside them, the provider keys the environment gives (`JUSTKERNEL_PROVIDER_KEYS`), which
+    travel with the store so every place that builds a model from it sees them too."""
 
-    def __init__(self, config_dir: Path) -> None:
+    def __init__(self, config_dir: Path, environment_keys: ProviderKeys | None = None) -> None:
+        self.environment_keys = environment_keys
         self.folder = config_dir.expanduser()
         self.key_file = self.folder / "secret.key"
         self.data_file = self.folder / "secrets.json"
