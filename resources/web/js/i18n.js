@@ -5,6 +5,7 @@ import judger from "./i18n/judger.js";
 import charts from "./i18n/charts.js";
 import start from "./i18n/start.js";
 import errors from "./i18n/errors.js";
+import config from "./i18n/config.js";
 
 const EN = {
   title: "JustKernel",
@@ -507,7 +508,7 @@ const ZH = {
 };
 
 // each part of the page keeps its words in its own file (js/i18n/<part>.js)
-for (const area of [lineage, steps, judger, charts, start, errors]) {
+for (const area of [lineage, steps, judger, charts, start, errors, config]) {
   Object.assign(EN, area.en);
   Object.assign(ZH, area.zh);
 }
