@@ -58,6 +58,7 @@ def _isolated_env(
         "JUSTKERNEL_DATABASE_URL",
         "JUSTKERNEL_API_TOKEN",
         "JUSTKERNEL_CACHE_DIR",
+        "JUSTKERNEL_PROVIDER_KEYS",
     ):
         monkeypatch.delenv(name, raising=False)
 
