@@ -19,7 +19,8 @@ from justkernel.core.events.collab import (
 from justkernel.events import Event
 
 FROZEN_FIELDS = (
-    "source_sha256", "tree_sha256", "commit", "receipt_key", "cycles_sum", "local_passed"
+    "source_sha256", "tree_sha256", "commit", "receipt_key", "cycles_sum", "local_passed",
+    "parent_id", "parent_kind",
 )  # fmt: skip
 SUBMISSION_FIELDS = ("submission_id", "backend", "source_sha256", "quota_used", "quota_limit")
 
@@ -76,7 +77,9 @@ class JudgerFold:
                 "notes": p.notes or [],
             }
         )
-        cand["status"] = "under_review" if p.verdict == "accepted" else "rejected"
+        # the store's statuses: an accepted review leaves the candidate "reviewed" (waiting
+        # to beat the bar); "under_review" is only the moment of a review (statuses.py)
+        cand["status"] = "reviewed" if p.verdict == "accepted" else "rejected"
 
     def nomination(self, event: Event, p: JudgerNomination) -> None:
         cand = self.candidate(p.candidate_id, p.team)
@@ -100,6 +103,8 @@ class JudgerFold:
     def result(self, event: Event, p: OfficialResult) -> dict[str, Any]:
         result = {
             **record(event, p, "submission_id", "candidate_id", "source_sha256", "status"),
+            "outcome": p.outcome,  # why it failed, as a code (compile_failed, ...)
+            "diagnostics": list(p.diagnostics or []),
             "team": event.team,
             "points": [pt.to_payload() for pt in p.points or []],
             "prof_sum_us": p.prof_sum_us,

@@ -7,6 +7,7 @@ for diagnosis only: they are never shared as good candidates."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from justkernel.a2a.board import LabBoard
@@ -15,6 +16,16 @@ from justkernel.core.targets import check_same_target
 from justkernel.faults import crash_point
 from justkernel.store.candidates import CandidateStore
 from justkernel.store.teams import Team
+from justkernel.teams.workspace import SCRATCH_DIR
+
+
+def fetched_candidates(workspace: Path) -> list[str]:
+    """The candidate ids `fetch_candidate_source` left in the team's scratch/candidates/:
+    names only (the store checks each against the run, and compares the frozen sources)."""
+    folder = workspace / SCRATCH_DIR / "candidates"
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
 
 
 class CandidateHandoff:
@@ -52,7 +63,7 @@ class CandidateHandoff:
             return await self._freeze_and_share(team, policy, receipt, files, commit)
         if receipt.status == "incorrect" and self.freeze_unverified():
             candidate, _new = await self.candidates.freeze(
-                self.run_id, team.id, files, receipt, commit
+                self.run_id, team.id, files, receipt, commit, fetched_candidates(team.workspace)
             )
             return candidate.id
         return None
@@ -72,7 +83,10 @@ class CandidateHandoff:
             for c in await self.candidates.list(self.run_id, team_id=team.id)
             if c.cycles_sum is not None and c.source_sha256 != receipt.source_sha256
         ]
-        candidate, _new = await self.candidates.freeze(self.run_id, team.id, files, receipt, commit)
+        fetched = fetched_candidates(team.workspace)
+        candidate, _new = await self.candidates.freeze(
+            self.run_id, team.id, files, receipt, commit, fetched
+        )
         crash_point("freeze.after")
         cycles = candidate.cycles_sum
         is_best = cycles is not None and all(cycles < p for p in previous)

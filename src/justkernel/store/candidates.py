@@ -9,8 +9,10 @@ bytes the receipt names and never the team's moving workspace.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from sqlalchemy import insert, select, update
@@ -23,6 +25,7 @@ from justkernel.core.relpath import relpath_problem
 from justkernel.core.statuses import CandidateStatus
 from justkernel.store.blobs import BlobStore
 from justkernel.store.database import Database, where_given
+from justkernel.store.lineage import ParentOption, closest_parent
 from justkernel.store.runs import utc_now_iso
 from justkernel.store.schema import candidates
 
@@ -64,6 +67,10 @@ def unpack_files(archive: bytes) -> dict[str, bytes]:
 
 
 _STATUSES = frozenset(CandidateStatus)
+# the team's own candidates a new one is compared with: the most recent ones (a long run's
+# hundredth candidate comes from a recent one, and each comparison reads and diffs a source)
+MAX_OWN_PARENTS = 40
+MAX_ADOPTED_PARENTS = 20
 
 
 class CandidateStore:
@@ -81,10 +88,13 @@ class CandidateStore:
         files: dict[str, bytes],
         receipt: FrozenReceipt,
         commit: str | None,
+        fetched: Iterable[str] = (),
     ) -> tuple[Candidate, bool]:
         """Freeze an evaluated source (once per source in a run); returns (candidate, new).
         A file path git could read as its own (or any unsafe path) is refused: frozen sources
-        travel to other teams' workspaces and to the judge."""
+        travel to other teams' workspaces and to the judge. `fetched` names the public
+        candidates the team fetched (other teams' ids of this run count, the rest is
+        ignored); the parent is the closest of those and the team's own (`store.lineage`)."""
         refused = [f"{rel}: {why}" for rel in files if (why := relpath_problem(rel)) is not None]
         if refused:
             raise ValueError("refusing to freeze unsafe paths: " + "; ".join(refused))
@@ -92,6 +102,7 @@ class CandidateStore:
         if existing is not None:  # announced again: a crash may have come before the event
             await self._announce(existing)
             return existing, False
+        parent = await self._parent(run_id, team_id, files, fetched)
         blob = self._blobs.put(pack_files(files))
         now = utc_now_iso()
         candidate_id = f"cand-{receipt.source_sha256[:12]}"
@@ -111,6 +122,8 @@ class CandidateStore:
                     review=None,
                     created_at=now,
                     updated_at=now,
+                    parent_id=parent.candidate_id if parent else None,
+                    parent_kind=parent.kind if parent else None,
                 )
             )
         except IntegrityError:
@@ -120,6 +133,24 @@ class CandidateStore:
         candidate = await self.get(run_id, candidate_id)
         await self._announce(candidate)
         return candidate, True
+
+    async def _parent(
+        self, run_id: str, team_id: str, files: dict[str, bytes], fetched: Iterable[str]
+    ) -> ParentOption | None:
+        """The earlier candidate `files` is closest to, among the team's own recent ones and
+        the other teams' candidates it fetched (ids are checked against this run's store)."""
+        every = await self.list(run_id)
+        wanted = set(fetched)
+        own = [c for c in every if c.team_id == team_id][-MAX_OWN_PARENTS:]
+        adopted = [c for c in every if c.id in wanted and c.team_id != team_id]
+        options = [
+            ParentOption(c.id, kind, c.created_at, self.files(c))
+            for kind, group in (("own", own), ("adopted", adopted[-MAX_ADOPTED_PARENTS:]))
+            for c in group
+        ]
+        if not options:
+            return None
+        return await asyncio.to_thread(closest_parent, files, options)
 
     async def _announce(self, candidate: Candidate) -> None:
         """The candidate.frozen event, once per candidate (deduplicated)."""
@@ -132,6 +163,8 @@ class CandidateStore:
                 receipt_key=candidate.receipt_key,
                 cycles_sum=candidate.cycles_sum,
                 local_passed=candidate.local_passed,
+                parent_id=candidate.parent_id,
+                parent_kind=candidate.parent_kind,
                 blobs=[candidate.archive_blob],
             ),
             team=candidate.team_id,

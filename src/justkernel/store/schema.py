@@ -136,6 +136,9 @@ candidates = Table(
     Column("review", JSON, nullable=True),
     Column("created_at", String(40), nullable=False),
     Column("updated_at", String(40), nullable=False),
+    # the candidate it was derived from (same run), decided by the lab when it was frozen
+    Column("parent_id", String(64), nullable=True),
+    Column("parent_kind", String(16), nullable=True),  # own | adopted
     PrimaryKeyConstraint("run_id", "id", name="pk_candidates"),
     UniqueConstraint("run_id", "source_sha256", name="uq_candidates_source"),
 )

@@ -88,6 +88,13 @@ class CandidateFrozen(_CollabArea):
     local_passed: bool | None = described(
         "false: compiled but failed local precision, frozen only under the official-driven strategy"
     )
+    parent_id: str | None = described(
+        "the earlier candidate of this run whose source is closest (decided by the lab); "
+        "null for a first candidate and in runs recorded before lineage"
+    )
+    parent_kind: str | None = described(
+        "own: the team's previous candidate; adopted: a public candidate it fetched"
+    )
     blobs: list[str] | None = described("[SHA-256 of the frozen source archive]")
 
 
@@ -199,3 +206,9 @@ class OfficialResult(_CollabArea):
     prof_sum_us: Number | None = described("")
     sota_changed: bool | None = described("true: it beat the best official pass")
     backend: str | None = described("local, official")
+    outcome: str | None = described(
+        "the evaluation's status code (passed, incorrect, compile_failed, ...); null: not given"
+    )
+    diagnostics: list[str] | None = described(
+        "the compiler's first lines when it failed (the judge passes no run output on)"
+    )

@@ -25,3 +25,5 @@ class Candidate(Record):
     status: CandidateStatus
     review: dict[str, Any] | None
     created_at: str
+    parent_id: str | None = None  # the candidate it was derived from (see store.lineage)
+    parent_kind: str | None = None  # "own" or "adopted"
