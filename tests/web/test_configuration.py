@@ -39,7 +39,7 @@ def test_model_key_is_stored_encrypted_and_never_comes_back(
         form.locator("[name=provider]").select_option("openai_compatible")
         form.locator("[name=base_url]").fill("ftp://example")
         form.locator("button[type=submit]").click()
-        expect(form.locator(".error[data-error-for='name']")).to_contain_text("pattern")
+        expect(form.locator(".error[data-error-for='name']")).to_contain_text("letters, digits")
         assert _error(page, "#model-form", "model")
         assert "http" in _error(page, "#model-form", "base_url")
 

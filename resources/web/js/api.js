@@ -6,6 +6,7 @@ export class ApiError extends Error {
     this.status = status;
     this.body = body || {};
     this.errors = this.body.errors || null;
+    this.codes = this.body.codes || null; // per field: {code, ...params}, see config/form.js
   }
 }
 

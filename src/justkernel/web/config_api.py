@@ -26,7 +26,7 @@ from justkernel.settings.models import (
     save_local_preset,
 )
 from justkernel.settings.secrets import SecretsStore
-from justkernel.web.forms import FormErrors, json_body, parse_model
+from justkernel.web.forms import FormErrors, Problem, json_body, parse_model
 from justkernel.web.host_paths import hide_host_paths, shown_path
 from justkernel.web.hosts_config import delete_host, list_hosts, save_host
 
@@ -115,12 +115,12 @@ def validate_model_form(
     key goes with its preset, and only as far as the preset's provider and base URL."""
     body = _clean(form)
     if "api_key_secret" in body:
-        raise FormErrors(
-            {"api_key_secret": "the lab names a preset's key itself; send the key as api_key"}
-        )
+        message = "the lab names a preset's key itself; send the key as api_key"
+        raise FormErrors({"api_key_secret": Problem("secret_named_by_lab", message)})
     key = body.pop("api_key", None)
     if key is not None and (not isinstance(key, str) or len(key) > MAX_KEY):
-        raise FormErrors({"api_key": f"must be text of at most {MAX_KEY} characters"})
+        message = f"must be text of at most {MAX_KEY} characters"
+        raise FormErrors({"api_key": Problem("too_long", message, {"max": MAX_KEY})})
     parsed = parse_model(ModelPreset, body)
     own = None if parsed.provider == "offline" else preset_secret_name(parsed.name)
     preset = parsed.model_copy(update={"api_key_secret": own})
@@ -128,18 +128,19 @@ def validate_model_form(
     carried = None
     if key is None and same_address and existing is not None and existing.api_key_secret:
         carried = existing.api_key_secret if existing.api_key_secret in stored else None
-    errors: dict[str, str] = {}
+    errors: dict[str, Problem] = {}
     if preset.provider not in HAS_DEFAULT_URL and not preset.base_url:
-        errors["base_url"] = f"provider {preset.provider} needs a base URL"
+        message = f"provider {preset.provider} needs a base URL"
+        errors["base_url"] = Problem("needs_base_url", message, {"provider": preset.provider})
     needs_key = preset.provider not in ("offline", "openai_compatible")
     if needs_key and key is None and carried is None:
         errors["api_key"] = (
-            "enter the API key (it is stored encrypted, never shown again)"
+            Problem("key_required", "enter the API key (it is stored encrypted, never shown again)")
             if existing is None or same_address
-            else "a new provider or base URL needs its API key entered again"
+            else Problem("key_again", "a new provider or base URL needs its API key entered again")
         )
     if preset.provider == "offline" and key is not None:
-        errors["api_key"] = "the offline model takes no key"
+        errors["api_key"] = Problem("offline_no_key", "the offline model takes no key")
     if errors:
         raise FormErrors(errors)
     return ModelChange(preset, key, carried)
@@ -179,7 +180,8 @@ async def test_model(request: Request) -> Response:
     presets = load_model_presets(lab.settings.models_local_file)
     name = request.path_params["name"]
     if name not in presets:
-        raise FormErrors({"name": f"no model preset {name!r}"})
+        message = f"no model preset {name!r}"
+        raise FormErrors({"name": Problem("no_such_preset", message, {"name": name})})
     preset = presets[name]
     if preset.provider == "offline":
         return JSONResponse(
@@ -219,7 +221,8 @@ async def delete_worker_host(request: Request) -> Response:
     refuse_in_demo(request)
     lab = _lab(request)
     if not delete_host(lab.settings.hosts_file, request.path_params["name"]):
-        raise FormErrors({"name": f"no host {request.path_params['name']!r}"})
+        name = request.path_params["name"]
+        raise FormErrors({"name": Problem("no_such_host", f"no host {name!r}", {"name": name})})
     return JSONResponse({"deleted": request.path_params["name"]})
 
 

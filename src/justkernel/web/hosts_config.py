@@ -12,7 +12,7 @@ from typing import Any
 import tomli_w
 
 from justkernel.settings.secrets import SecretsStore
-from justkernel.web.forms import FormErrors, parse_model
+from justkernel.web.forms import FormErrors, Problem, parse_model
 from justkernel.workers.hosts import HostConfig, load_hosts
 
 
@@ -54,12 +54,11 @@ def save_host(path: Path, secrets: SecretsStore, form: dict[str, Any]) -> dict[s
     it was entered for: changing one of them needs the password again."""
     body = {k: v for k, v in form.items() if v not in (None, "")}
     if "password_secret" in body:
-        raise FormErrors(
-            {"password_secret": "the lab names a host's password itself; send it as password"}
-        )
+        message = "the lab names a host's password itself; send it as password"
+        raise FormErrors({"password_secret": Problem("secret_named_by_lab", message)})
     password = body.pop("password", None)
     if password is not None and not isinstance(password, str):
-        raise FormErrors({"password": "must be text"})
+        raise FormErrors({"password": Problem("not_text", "must be text")})
     name = str(body.get("name", ""))
     doc = _read_table(path)
     hosts = doc.setdefault("hosts", {})
@@ -67,17 +66,18 @@ def save_host(path: Path, secrets: SecretsStore, form: dict[str, Any]) -> dict[s
     body = {**old, **body}
     moved = bool(old) and not _same_address(old, body)
     if moved and not password and body.pop("password_secret", None) and "key_file" not in body:
-        raise FormErrors(
-            {"password": "the address, port or user changed: enter the password for it again"}
-        )
+        message = "the address, port or user changed: enter the password for it again"
+        raise FormErrors({"password": Problem("password_again", message)})
     if password:
         body["password_secret"] = password_secret_name(name or "host")
     host = parse_model(HostConfig, body)
     if host.key_file is None and host.password_secret is None:
-        raise FormErrors({"key_file": "give a key file or a password"})
+        message = "give a key file or a password"
+        raise FormErrors({"key_file": Problem("key_or_password", message)})
     if host.key_file is not None and not host.key_file.expanduser().is_file():
         # checked here, not in the schema: hosts.toml may name a key another machine has
-        raise FormErrors({"key_file": f"no such file on the lab machine: {host.key_file}"})
+        message = f"no such file on the lab machine: {host.key_file}"
+        raise FormErrors({"key_file": Problem("no_such_file", message)})
     if password:
         secrets.set(host.password_secret or password_secret_name(host.name), password)
     elif moved and host.password_secret is None:

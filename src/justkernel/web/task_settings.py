@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from justkernel.core.targets import ToolchainId
 from justkernel.store.files import JsonModelFile
-from justkernel.web.forms import FormErrors, parse_model
+from justkernel.web.forms import FormErrors, Problem, parse_model
 
 MAX_TEAMS = 100  # the registry's limit per run
 
@@ -40,27 +40,31 @@ class TaskSettings(BaseModel):
 def validate_task(data: Any, presets: set[str]) -> TaskSettings:
     """The settings, or FormErrors naming each bad field (`teams.0.model`, ...)."""
     task = parse_model(TaskSettings, data)
-    errors: dict[str, str] = {}
+    errors: dict[str, Problem] = {}
     if task.mode == "single" and len(task.teams) != 1:
-        errors["teams"] = "single main team mode runs exactly one team"
+        errors["teams"] = Problem("single_one_team", "single main team mode runs exactly one team")
     if len(task.teams) > MAX_TEAMS:
-        errors["teams"] = f"at most {MAX_TEAMS} teams"
+        errors["teams"] = Problem("too_many", f"at most {MAX_TEAMS} teams", {"max": MAX_TEAMS})
     errors.update(preset_errors(task, presets))
     if errors:
         raise FormErrors(errors)
     return task
 
 
-def preset_errors(task: TaskSettings, presets: Collection[str]) -> dict[str, str]:
+def _unknown(name: str) -> Problem:
+    return Problem("unknown_preset", f"unknown model preset {name!r}", {"name": name})
+
+
+def preset_errors(task: TaskSettings, presets: Collection[str]) -> dict[str, Problem]:
     """Each team field naming a preset not in `presets` (`teams.0.model`, ...): checked when
     the form is sent and again at start, as a preset may be deleted in between."""
-    errors: dict[str, str] = {}
+    errors: dict[str, Problem] = {}
     for index, team in enumerate(task.teams):
         if team.model not in presets:
-            errors[f"teams.{index}.model"] = f"unknown model preset {team.model!r}"
+            errors[f"teams.{index}.model"] = _unknown(team.model)
         for role, model in team.members.items():
             if model not in presets:
-                errors[f"teams.{index}.members.{role}"] = f"unknown model preset {model!r}"
+                errors[f"teams.{index}.members.{role}"] = _unknown(model)
     return errors
 
 

@@ -1,7 +1,23 @@
 // Form building blocks with a message slot under every field: the server refuses invalid
-// input field by field (400 {"errors": {"field": "message"}}) and each message lands here.
+// input field by field (400 {"errors": {"field": "English"}, "codes": {"field": {code, ...}}})
+// and each refusal lands here, translated from its code (words in i18n/errors.js).
 import { h } from "../dom.js";
-import { t } from "../i18n.js";
+import { getLang, t } from "../i18n.js";
+
+function param(value) {
+  if (Array.isArray(value)) return value.join(getLang() === "zh" ? "、" : ", ");
+  if (typeof value === "number") return value.toLocaleString(getLang() === "zh" ? "zh-CN" : "en-US");
+  return String(value ?? "");
+}
+
+/** One field's refusal in the page's language: its code's sentence with the parameters
+ * filled in; the server's English only for a code this page does not know. */
+export function problemText(message, coded) {
+  const key = coded?.code ? `err_${coded.code}` : null;
+  if (!key || t(key) === key || (coded.code === "invalid" && getLang() === "en" && message)) return message || t("err_invalid");
+  const vars = Object.fromEntries(Object.entries(coded).map(([k, v]) => [k, param(v)]));
+  return t(key, vars);
+}
 
 export function field(name, labelKey, input, hintKey = null) {
   input.name = name;
@@ -28,11 +44,12 @@ export function select(options, value = "", props = {}) {
   );
 }
 
-export function showErrors(form, errors) {
+export function showErrors(form, errors, codes = null) {
   form.querySelectorAll(".error").forEach((el) => { el.textContent = ""; });
   form.querySelectorAll(".invalid").forEach((el) => el.classList.remove("invalid"));
   const general = [];
-  for (const [name, message] of Object.entries(errors || {})) {
+  for (const name of new Set([...Object.keys(errors || {}), ...Object.keys(codes || {})])) {
+    const message = problemText(errors?.[name], codes?.[name]);
     const slot = form.querySelector(`.error[data-error-for="${CSS.escape(name)}"]`);
     if (slot) {
       slot.textContent = message;
@@ -81,7 +98,7 @@ export async function submit(form, action, done) {
     if (done) await done(result);
     return result;
   } catch (err) {
-    if (err.errors) showErrors(form, err.errors);
+    if (err.errors) showErrors(form, err.errors, err.codes);
     else say(form, err.message, false);
     return null;
   }

@@ -3,7 +3,7 @@
 import * as api from "../api.js";
 import { h } from "../dom.js";
 import { t } from "../i18n.js";
-import { field, formStatus, input, say, select, submit, values } from "./form.js";
+import { field, formStatus, input, problemText, say, select, submit, values } from "./form.js";
 import { table } from "../results/tables.js";
 
 async function test(name, out) {
@@ -14,7 +14,9 @@ async function test(name, out) {
     out.textContent = report.message;
     out.classList.add(report.ok ? "good" : "bad");
   } catch (err) {
-    out.textContent = err.errors ? Object.values(err.errors).join("; ") : err.message;
+    out.textContent = err.errors
+      ? Object.entries(err.errors).map(([k, m]) => problemText(m, err.codes?.[k])).join("; ")
+      : err.message;
     out.classList.add("bad");
   }
 }
