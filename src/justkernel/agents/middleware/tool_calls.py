@@ -166,7 +166,8 @@ def unique_call_ids(
 
 
 def _schema(tool: BaseTool) -> str:
-    schema = tool.tool_call_schema.model_json_schema()
+    given = tool.tool_call_schema  # a JSON schema already for a tool built from one (MCP)
+    schema = given if isinstance(given, dict) else given.model_json_schema()
     shown = {"properties": schema.get("properties", {}), "required": schema.get("required", [])}
     return clip(json.dumps(shown, ensure_ascii=False), SCHEMA_CHARS)
 
