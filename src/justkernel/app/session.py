@@ -9,15 +9,23 @@ through this class; they differ only in what they show and in how a missing judg
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from justkernel.app.runtime import LabRuntime
 from justkernel.app.targets import Announce, run_toolchain
 from justkernel.core.events.collab import JudgerUnavailable
-from justkernel.core.events.runs import RunSummary, ToolchainPreparing
+from justkernel.core.events.runs import (
+    DispatchStarted,
+    DispatchStopped,
+    RunSummary,
+    ToolchainPreparing,
+)
+from justkernel.events.log import READ_PAGE, EventLog
 from justkernel.settings.config import ConfigError
 from justkernel.store import Run
 
@@ -28,6 +36,7 @@ if TYPE_CHECKING:  # the agent stack takes seconds to import: only a driven run 
 
 log = logging.getLogger("justkernel.app.session")
 STOPPED = "stopped"  # the reason `Scheduler.run` gives when `stop` was set
+DRAIN_POLL_SECONDS = 0.5  # how often a run whose teams stopped asks the Judger if it is done
 
 
 @dataclass(frozen=True)
@@ -122,11 +131,12 @@ class RunSession:
         return self.judger
 
     async def drive(self, seconds: float | None, *, summarise_stop: bool) -> str:
-        """Dispatch the teams while the Judger works beside them; the run ends when the teams
-        are done and the Judger expects no more official results, at the deadline, or when
-        `stop` is set. Returns the scheduler's reason. `run.summary` is logged after the Judger
-        has stopped, unless the run was stopped and `summarise_stop` is False (a dashboard
-        pause is not the run's end). A crashed dispatch raises; a crashed Judger is logged."""
+        """Dispatch the teams while the Judger works beside them, until the teams are done,
+        the deadline or `stop`; then, unless `stop` was set, the Judger works on until it
+        expects no more official results (`_judge_to_the_end`). Returns the scheduler's
+        reason. `run.summary` is logged after the Judger has stopped, unless the run was
+        stopped and `summarise_stop` is False (a dashboard pause is not the run's end). A
+        crashed dispatch raises; a crashed Judger is logged."""
         self.prepare()  # started already when the caller announced it
         judger = self.judger
         judging_stop = asyncio.Event()
@@ -134,6 +144,8 @@ class RunSession:
         try:
             busy = judger.busy if judger is not None else None
             reason = await self.scheduler.run(seconds=seconds, stop=self.stop, busy=busy)
+            if judger is not None and judging is not None and reason != STOPPED:
+                await self._judge_to_the_end(judger, judging)
         finally:
             judging_stop.set()
             if judging is not None:
@@ -144,6 +156,20 @@ class RunSession:
                 self.run_id, RunSummary(reason=reason, **figures.to_dict())
             )
         return reason
+
+    async def _judge_to_the_end(self, judger: Judger, judging: asyncio.Task[None]) -> None:
+        """The teams stopped (time limit, budget, no work left) but the Judger's work does
+        not: every accepted candidate and every submission reaches a final state (a result
+        collected, a human's decision taken) before the run ends, unless `stop` is set (the
+        Stop button stops everything) or today's quota leaves nothing to send."""
+        while not self.stop.is_set() and not judging.done():
+            try:
+                if not await judger.busy():
+                    return
+            except Exception:  # a store hiccup: ask again on the next beat
+                log.exception("run %s: the Judger's state could not be read", self.run_id)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stop.wait(), DRAIN_POLL_SECONDS)
 
     async def _stopped(self, judging: asyncio.Task[None]) -> None:
         try:
@@ -168,3 +194,29 @@ class RunSession:
     def begin(self, seconds: float | None, *, summarise_stop: bool) -> asyncio.Task[str]:
         """`drive` in a task of its own, for a caller that shows progress meanwhile."""
         return asyncio.create_task(self.drive(seconds, summarise_stop=summarise_stop))
+
+
+async def dispatched_seconds(events: EventLog, run_id: str) -> float:
+    """How long the run has dispatched so far: each `run.dispatch_started` to its
+    `run.dispatch_stopped`, summed. A Resume gives the run what is left of its time limit
+    (a paused run's clock stops with it); a start whose stop a crash never logged counts
+    nothing, since when the process died is not in the log."""
+    kinds = (DispatchStarted.KIND, DispatchStopped.KIND)
+    total, started, after = 0.0, None, 0
+    while True:
+        page = await events.read(run_id, after=after, kinds=kinds)
+        for event in page:
+            at = datetime.fromisoformat(event.ts)
+            if event.kind == DispatchStarted.KIND:
+                started = at
+            elif started is not None:
+                total += max(0.0, (at - started).total_seconds())
+                started = None
+        if len(page) < READ_PAGE:
+            return total
+        after = page[-1].seq
+
+
+def remaining_seconds(minutes: float | None, used: float) -> float | None:
+    """What is left of a time limit of `minutes` after `used` seconds (None: no limit)."""
+    return None if not minutes else max(0.0, minutes * 60 - used)

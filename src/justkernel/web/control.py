@@ -158,14 +158,14 @@ class RunController:
                 teams=plans,
                 toolchain=task.toolchain,
             )
-            await self._begin(session, task)
+            await self._begin(session, task.minutes * 60 if task.minutes else None)
             return session.run
 
-    async def _begin(self, session: RunSession, task: TaskSettings) -> None:
-        """Drive the run in the background, its Judger beside it when the lab judges (a judge
-        that cannot be reached is logged as `judger.unavailable`; the run goes on)."""
+    async def _begin(self, session: RunSession, seconds: float | None) -> None:
+        """Drive the run in the background for `seconds` (None: no limit), its Judger beside
+        it when the lab judges (a judge that cannot be reached is logged as
+        `judger.unavailable`; the run goes on)."""
         await session.open_judger(judge_required=False)
-        seconds = task.minutes * 60 if task.minutes else None
         self._session, self._last_error = session, None
         self._task = asyncio.create_task(self._drive(session, seconds))
 
@@ -200,6 +200,7 @@ class RunController:
 
     async def resume(self, run_id: str) -> None:
         from justkernel.app import RunSession
+        from justkernel.app.session import dispatched_seconds, remaining_seconds
 
         async with self._lock:
             if self._session is not None:
@@ -210,7 +211,9 @@ class RunController:
             task = self._task_of(run)
             runtime = await self._fresh_runtime(task.slots)
             session = await RunSession.reopen(runtime, run.id, self._config(task))
-            await self._begin(session, task.model_copy(update={"minutes": None}))
+            # what is left of the run's time limit (none left: the Judger finishes its work)
+            used = await dispatched_seconds(self.lab.events, run.id)
+            await self._begin(session, remaining_seconds(task.minutes, used))
 
     async def _scheduler(self, run_id: str) -> Scheduler:
         """The run's scheduler, on presets re-read from the files (the driven run's scheduler
