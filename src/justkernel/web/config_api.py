@@ -21,10 +21,12 @@ from justkernel.settings.config import ConfigError
 from justkernel.settings.models import (
     DEFAULT_BASE_URLS,
     ModelPreset,
+    environment_key,
     load_model_presets,
     preset_secret_name,
     save_local_preset,
 )
+from justkernel.settings.provider_keys import ProviderKeys
 from justkernel.settings.secrets import SecretsStore
 from justkernel.web.forms import FormErrors, Problem, json_body, parse_model
 from justkernel.web.host_paths import hide_host_paths, shown_path
@@ -50,11 +52,18 @@ def refuse_in_demo(request: Request, what: str = "configuration is disabled") ->
         raise DemoRefused(f"the demo plays a recorded session; {what}")
 
 
-def _preset_view(preset: ModelPreset, local: set[str], stored: set[str]) -> dict[str, Any]:
+def _preset_view(
+    preset: ModelPreset, local: set[str], stored: set[str], environment: ProviderKeys | None
+) -> dict[str, Any]:
+    """`key_source` says where the key comes from (stored, or `JUSTKERNEL_PROVIDER_KEYS`),
+    never what it is."""
+    own = preset.api_key_secret in stored if preset.api_key_secret else False
+    from_env = not own and environment_key(preset, environment) is not None
     return {
         **preset.model_dump(mode="json"),
         "source": "local" if preset.name in local else "public",
-        "has_key": preset.api_key_secret in stored if preset.api_key_secret else False,
+        "has_key": own or from_env,
+        "key_source": "stored" if own else "environment" if from_env else None,
     }
 
 
@@ -74,7 +83,10 @@ async def list_models(request: Request) -> Response:
     local = _local_names(lab)
     return JSONResponse(
         {
-            "models": [_preset_view(p, local, stored) for p in presets.values()],
+            "models": [
+                _preset_view(p, local, stored, lab.secrets.environment_keys)
+                for p in presets.values()
+            ],
             "providers": PROVIDERS,
             "efforts": EFFORTS,
         }
@@ -109,10 +121,14 @@ def _address(preset: ModelPreset) -> tuple[str, str]:
 
 
 def validate_model_form(
-    form: dict[str, Any], stored: set[str], existing: ModelPreset | None = None
+    form: dict[str, Any],
+    stored: set[str],
+    existing: ModelPreset | None = None,
+    environment: ProviderKeys | None = None,
 ) -> ModelChange:
     """The preset to save and what happens to its key. The client never names a secret: a
-    key goes with its preset, and only as far as the preset's provider and base URL."""
+    key goes with its preset, and only as far as the preset's provider and base URL. No key
+    is needed where `JUSTKERNEL_PROVIDER_KEYS` gives one for the preset's address."""
     body = _clean(form)
     if "api_key_secret" in body:
         message = "the lab names a preset's key itself; send the key as api_key"
@@ -133,7 +149,7 @@ def validate_model_form(
         message = f"provider {preset.provider} needs a base URL"
         errors["base_url"] = Problem("needs_base_url", message, {"provider": preset.provider})
     needs_key = preset.provider not in ("offline", "openai_compatible")
-    if needs_key and key is None and carried is None:
+    if needs_key and key is None and carried is None and not environment_key(preset, environment):
         errors["api_key"] = (
             Problem("key_required", "enter the API key (it is stored encrypted, never shown again)")
             if existing is None or same_address
@@ -167,11 +183,13 @@ async def save_model(request: Request) -> Response:
     presets = load_model_presets(lab.settings.models_local_file)
     name = form.get("name")
     existing = presets.get(name) if isinstance(name, str) else None
-    change = validate_model_form(form, set(lab.secrets.names()), existing)
+    environment = lab.secrets.environment_keys
+    change = validate_model_form(form, set(lab.secrets.names()), existing, environment)
     _apply_key(lab.secrets, change)
     save_local_preset(lab.settings.models_local_file, change.preset)
     stored = set(lab.secrets.names())
-    return JSONResponse({"model": _preset_view(change.preset, _local_names(lab), stored)})
+    view = _preset_view(change.preset, _local_names(lab), stored, environment)
+    return JSONResponse({"model": view})
 
 
 async def test_model(request: Request) -> Response:

@@ -21,6 +21,13 @@ async function test(name, out) {
   }
 }
 
+/** Where the preset's key comes from (stored, or JUSTKERNEL_PROVIDER_KEYS); never the key. */
+function keyCell(m) {
+  if (m.provider === "offline") return "—";
+  if (!m.has_key) return t("key_missing");
+  return `✓ ${t(m.key_source === "environment" ? "key_from_env" : "key_stored")}`;
+}
+
 function list(models) {
   const rows = models.map((m) => {
     const out = h("span", { class: "test-result" });
@@ -29,7 +36,7 @@ function list(models) {
       h("td", { text: m.provider }),
       h("td", { class: "mono", text: m.model }),
       h("td", { class: "mono", text: m.base_url || "—" }),
-      h("td", { text: m.provider === "offline" ? "—" : m.has_key ? `✓ ${t("key_stored")}` : t("key_missing") }),
+      h("td", { text: keyCell(m) }),
       h("td", { text: m.source }),
       h("td", {}, h("button", { type: "button", class: "test", text: t("test"), onclick: () => test(m.name, out) }), out));
   });
