@@ -133,3 +133,25 @@ async def test_dedup_key_writes_an_event_once(lab: Lab) -> None:
     stored = await lab.events.read(run.id)
     assert [e.seq for e in stored] == [1, 2, 3]
     assert (await lab.runs.get(run.id)).last_seq == 3
+
+
+async def test_a_key_already_written_in_a_group_of_concurrent_appends_fails_none(lab: Lab) -> None:
+    """Appends are written optimistically (no look-up of their keys first): a group holding one
+    key the log already has is written again with the look-up, and each caller still gets its
+    own event, with no gap and nothing written twice."""
+    run = await lab.runs.create("dedup in a group")
+    first = await lab.events.append(run.id, "tool.call", {"n": 0}, dedup_key="t1:call_9")
+    results = await asyncio.gather(
+        *(
+            lab.events.append(run.id, "tool.call", {"n": i}, dedup_key=f"t1:new_{i}")
+            for i in range(1, 6)
+        ),
+        lab.events.append(run.id, "tool.call", {"n": 99}, dedup_key="t1:call_9"),
+        lab.events.append(run.id, "tool.result", {"n": 7}),
+    )
+    assert results[5].to_json() == first.to_json()
+    assert sorted(e.seq for e in results if e is not results[5]) == [2, 3, 4, 5, 6, 7]
+    stored = await lab.events.read(run.id)
+    assert [e.seq for e in stored] == list(range(1, 8))
+    assert [e.payload["n"] for e in stored if e.kind == "tool.call"] == [0, 1, 2, 3, 4, 5]
+    assert (await lab.runs.get(run.id)).last_seq == 7

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import insert, select, update
+from sqlalchemy.exc import IntegrityError
 
 from justkernel.core.events import EventPayload, schema_version_of
 from justkernel.events.bus import EventBus
@@ -132,7 +133,10 @@ class EventLog:
         while self._pending:
             batch, self._pending = self._pending[:MAX_GROUP], self._pending[MAX_GROUP:]
             try:
-                written, fresh = await self._write_group(batch)
+                try:  # optimistic: a dedup key is almost never written already
+                    written, fresh = await self._write_group(batch, look_up=False)
+                except IntegrityError:  # one was (work redone after a crash): look them up
+                    written, fresh = await self._write_group(batch, look_up=True)
             except Exception as exc:  # the whole transaction rolled back: every caller learns why
                 for pending in batch:
                     if not pending.future.done():
@@ -147,9 +151,15 @@ class EventLog:
                 else:
                     pending.future.set_result(written[index])  # type: ignore[arg-type]
 
-    async def _write_group(self, batch: list[_PendingAppend]) -> tuple[dict[int, Any], list[Event]]:
+    async def _write_group(
+        self, batch: list[_PendingAppend], *, look_up: bool
+    ) -> tuple[dict[int, Any], list[Event]]:
         """One transaction for many appends: one counter update per run, one insert for all.
 
+        Without `look_up` the dedup keys are not read first: a key already in the log makes
+        the insert fail on its unique index, the transaction rolls back whole (its sequence
+        numbers with it), and the caller writes the group again with `look_up`. That saves a
+        query per group, since a written key comes back only for work redone after a crash.
         A bad run (unknown, read-only) fails only the appends aimed at it.
         """
         by_run: dict[str, list[int]] = {}
@@ -161,8 +171,12 @@ class EventLog:
         ts = utc_now_iso()
         async with self._db.writer.begin() as conn:
             for run_id, indices in by_run.items():
-                existing = await self._existing(
-                    conn, run_id, [it.dedup_key for i in indices for it in batch[i].items]
+                existing = (
+                    await self._existing(
+                        conn, run_id, [it.dedup_key for i in indices for it in batch[i].items]
+                    )
+                    if look_up
+                    else {}
                 )
                 total = len(
                     {
