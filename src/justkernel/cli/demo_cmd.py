@@ -42,6 +42,7 @@ def demo_command(
             config_dir=folder / "config",
             database_url=None,
             api_token=None,
+            provider_keys=None,  # JUSTKERNEL_PROVIDER_KEYS is not read either
             host="127.0.0.1",
             port=port,
             hosts_file=folder / "hosts.toml",

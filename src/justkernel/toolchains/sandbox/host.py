@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import functools
 import os
-import pwd
 import signal
 import stat
 from collections.abc import AsyncIterator
@@ -41,12 +39,16 @@ LOCK_DIR = Path("/run/justkernel-sandbox")
 @functools.cache
 def _pool() -> tuple[int, ...]:
     """Pool uids that no account uses (read once: /etc/passwd lookups are slow)."""
+    import pwd  # POSIX only, imported here: the demo imports this module on any desktop
+
     taken = {entry.pw_uid for entry in pwd.getpwall()}
     return tuple(u for u in range(UID_BASE, UID_BASE + UID_COUNT) if u not in taken)
 
 
 def try_lock_uid(uid: int) -> int | None:
     """The fd holding `uid`'s pool lock (close it to release), or None if in use."""
+    import fcntl  # POSIX only, imported here: the demo imports this module on any desktop
+
     LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
     fd = os.open(LOCK_DIR / f"uid-{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
