@@ -26,6 +26,13 @@ from justkernel.governance.budget import BudgetExceeded
 DEFAULT_OUTPUT_ESTIMATE = 2048  # tokens reserved for a reply when the preset sets no limit
 
 
+def tool_name(tool: object) -> str:
+    """A tool's name, or its text when it has none (a provider's built-in tool, a dict). Not
+    `getattr(tool, "name", str(tool))`: that renders every tool's whole repr at every step."""
+    name = getattr(tool, "name", None)
+    return name if isinstance(name, str) else str(tool)
+
+
 class BudgetMiddleware(AgentMiddleware):
     def __init__(self, seat: Seat | Place, governance: Governance) -> None:
         super().__init__()
@@ -40,7 +47,7 @@ class BudgetMiddleware(AgentMiddleware):
         chars = sum(len(content_text(m.content)) for m in request.messages)
         if request.system_message is not None:
             chars += len(content_text(request.system_message.content))
-        chars += len(json.dumps([getattr(t, "name", str(t)) for t in request.tools]))
+        chars += len(json.dumps([tool_name(t) for t in request.tools]))
         seat = self.seat.at(request.runtime)
         last = seat.last_input_tokens.get(seat.member, 0)  # this agent's, kept by its team
         observed = last or self.gov.seen_input_tokens.get(seat.provider, 0)
