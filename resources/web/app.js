@@ -8,6 +8,7 @@ import { applyMotion, motionOn, setMotion } from "./js/motion.js";
 import { ReplayPlayer } from "./js/replay.js";
 import { renderConfig } from "./js/config/config.js";
 import { ResultsView } from "./js/results/results.js";
+import { renderStart, showStart } from "./js/start/start.js";
 import { on, simulated, state } from "./js/state.js";
 
 const live = new LiveView();
@@ -20,6 +21,25 @@ function notice(text, good = true) {
   box.textContent = text;
   box.className = `notice ${good ? "good" : "bad"}`;
   box.hidden = !text;
+  fitLive();
+}
+
+// The live panels fill the window below whatever sits above them (the simulated banner, the
+// replay bar, a notice): their height is the viewport less --live-top (css/start.css), kept
+// current as those bars appear, wrap or go, so the log's footer stays on screen.
+function fitLive() {
+  const grid = $("#tab-live .live-grid");
+  if (!grid || grid.offsetParent === null) return;
+  const top = grid.getBoundingClientRect().top + window.scrollY;
+  document.documentElement.style.setProperty("--live-top", `${Math.round(top)}px`);
+}
+
+function watchLayout() {
+  const observer = new ResizeObserver(() => fitLive());
+  for (const el of [$("#sim-banner"), $(".topbar"), $("#replay-bar"), $("#notice"), $("#start-screen")]) {
+    if (el) observer.observe(el);
+  }
+  window.addEventListener("resize", fitLive);
 }
 
 function chip(text, cls = "") {
@@ -38,6 +58,16 @@ function runLabel(run) {
   return `${run.name} · ${tags.join(" · ")}`;
 }
 
+// one number for the header and the scrubber: replaying, the events shown so far
+function eventCount() {
+  return state.replay && state.at !== null ? state.at : state.view?.last_seq ?? 0;
+}
+
+function renderCount() {
+  const count = $("#run-badges .events-count");
+  if (count) count.textContent = t("events_count", { n: eventCount() });
+}
+
 function renderHeader() {
   const run = state.run;
   const banner = $("#sim-banner");
@@ -54,7 +84,7 @@ function renderHeader() {
     if (run.meta?.imported === true) badges.push(chip(importedLabel(run), "imported"));
     const dispatch = state.view?.dispatch;
     badges.push(chip(dispatch === "running" ? t("dispatch_running") : dispatch === "stopped" ? t("dispatch_stopped") : t("dispatch_none")));
-    if (state.view) badges.push(chip(t("events_count", { n: state.view.last_seq })));
+    if (state.view) badges.push(chip(t("events_count", { n: eventCount() }), "events-count"));
   }
   $("#run-badges").replaceChildren(...badges);
   for (const [id, path] of [["#export-link", "/export"], ["#report-md", "/report.md"], ["#report-html", "/report.html"]]) {
@@ -74,7 +104,7 @@ function renderHeader() {
 function renderRunSelect() {
   const select = $("#run-select");
   if (!state.runs.length) {
-    select.replaceChildren(h("option", { value: "", text: t("no_runs") }));
+    select.replaceChildren(h("option", { value: "", text: t("start_no_runs") }));
     return;
   }
   select.replaceChildren(...state.runs.map((run) => h("option", { value: run.id, title: run.id, text: runLabel(run) })));
@@ -99,11 +129,14 @@ async function selectRun(runId) {
   state.teamId = null;
   history.replaceState(null, "", `#run=${encodeURIComponent(run.id)}`);
   if (run.mode === "replay") player.enter(run);
+  else if (run.mode === "demo") player.enter(run, { loop: true }); // plays when opened, loops
   else player.leave();
+  showStart(false);
   renderRunSelect();
   renderHeader();
   await live.open();
   renderHeader();
+  if (run.mode === "demo" && !player.playing) player.play();
   if (state.tab === "results") await results.load();
   if (state.tab === "lineage") await lineage.load();
   if (state.tab === "config") await renderConfig();
@@ -113,6 +146,8 @@ async function showTab(tab) {
   state.tab = tab;
   $$("[data-tab]").forEach((b) => b.classList.toggle("on", b.dataset.tab === tab));
   $$("[data-tabpanel]").forEach((p) => { p.hidden = p.dataset.tabpanel !== tab; });
+  showStart(tab === "live" && !state.run && startScreenWanted());
+  fitLive();
   if (tab === "results") await results.load();
   if (tab === "lineage") await lineage.load();
   if (tab === "config") await renderConfig();
@@ -128,7 +163,8 @@ function preferredRun(runs) {
 async function importBundle(file) {
   notice("…");
   try {
-    const result = await api.send("POST", `/api/import?name=${encodeURIComponent(file.name)}`, file);
+    // the run is named as in its bundle, not after the file it came in
+    const result = await api.send("POST", "/api/import", file);
     await loadRuns();
     await selectRun(result.run.id);
     notice(t("import_done", { run: result.run.id }));
@@ -141,7 +177,25 @@ async function startDemo() {
   const { run } = await api.send("POST", "/api/demo/start");
   await loadRuns();
   await selectRun(run.id);
-  notice(t("demo_started"));
+}
+
+function renderStartScreen() {
+  renderStart(state.info, {
+    onRun: async (run) => {
+      await loadRuns();
+      await selectRun(run.id);
+    },
+    onDemo: startDemo,
+    onConfigure: async () => {
+      await showTab("config");
+      $("#model-form [name=name]")?.focus();
+    },
+  });
+}
+
+// a fresh lab opens on the start screen, not on three empty panels
+function startScreenWanted() {
+  return !state.runs.length && !state.info?.demo && (state.info?.can_run || state.info?.can_demo);
 }
 
 // a `#run=` link pasted into an open tab (or the history's back/forward) opens that run
@@ -168,6 +222,7 @@ function wire() {
   });
   $("#demo-btn").addEventListener("click", () => startDemo().catch((err) => notice(err.message, false)));
   onLang(async () => {
+    if (startScreenWanted()) renderStartScreen();
     renderRunSelect();
     renderHeader();
     player.sync();
@@ -177,6 +232,7 @@ function wire() {
     if (state.tab === "config") await renderConfig();
   });
   on("view", () => renderHeader());
+  on("position", () => renderCount());
   on("run-started", async (run) => {
     await loadRuns();
     await selectRun(run.id);
@@ -193,11 +249,16 @@ async function boot() {
   applyI18n();
   applyMotion();
   wire();
+  watchLayout();
   state.info = await api.get("/api/info");
   renderHeader();
   const runs = await loadRuns();
   const first = preferredRun(runs);
   if (first) await selectRun(first);
+  else if (startScreenWanted()) {
+    renderStartScreen();
+    showStart(true);
+  }
   await showTab("live");
   document.body.dataset.ready = "true";
 }

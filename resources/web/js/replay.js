@@ -1,6 +1,7 @@
-// Replay mode: a timeline scrubber over an imported run. Play feeds events to the live view
-// at the recorded pace times the speed (they animate as arrivals); a jump redraws the view as
-// of that event, without animation.
+// Replay mode: a timeline scrubber over an imported run or the demo. Play feeds events to the
+// live view at the recorded pace times the speed (they animate as arrivals); a jump redraws the
+// view as of that event, without animation. The demo plays as soon as it is opened, at its
+// run's speed, and starts again from the beginning when it reaches the end.
 import * as api from "./api.js";
 import { $ } from "./dom.js";
 import { t } from "./i18n.js";
@@ -9,6 +10,7 @@ import { emit, state } from "./state.js";
 const CHUNK = 200;
 const MAX_GAP_MS = 1500;
 const FRAME_MS = 30;
+const LOOP_PAUSE_MS = 4000; // the demo's last picture stays this long before it starts again
 
 function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -21,6 +23,7 @@ export class ReplayPlayer {
     this.range = $("#replay-range");
     this.playBtn = $("#replay-play");
     this.playing = false;
+    this.loop = false;
     this.max = 0;
     this.token = 0;
     this.range.addEventListener("change", () => this.jump(Number(this.range.value)));
@@ -36,18 +39,33 @@ export class ReplayPlayer {
     return Number($("#replay-speed").value) || 1;
   }
 
-  enter(run) {
+  /** Show the scrubber over `run`; `loop` (the demo) starts it playing from the first event
+   * and plays it again after the end, at the run's own speed. */
+  enter(run, { loop = false } = {}) {
     this.pause();
     this.max = run.last_seq;
+    this.loop = loop;
     state.replay = true;
-    state.at = this.max;
+    state.at = loop ? 0 : this.max;
     this.range.max = String(this.max);
     this.bar.hidden = false;
+    this.bar.classList.toggle("demo", loop);
+    if (loop && run.meta?.speed) this.setSpeed(Number(run.meta.speed));
     this.sync();
+  }
+
+  setSpeed(speed) {
+    const select = $("#replay-speed");
+    const value = String(speed);
+    if (![...select.options].some((o) => o.value === value)) {
+      select.append(new Option(`${speed}×`, value));
+    }
+    select.value = value;
   }
 
   leave() {
     this.pause();
+    this.loop = false;
     state.replay = false;
     state.at = null;
     this.bar.hidden = true;
@@ -62,6 +80,7 @@ export class ReplayPlayer {
     this.label(state.at);
     this.playBtn.textContent = this.playing ? t("pause_play") : t("play");
     this.playBtn.dataset.playing = String(this.playing);
+    emit("position", state.at); // the header's event count is this position while replaying
   }
 
   async jump(at) {
@@ -111,7 +130,20 @@ export class ReplayPlayer {
       this.playing = false;
       this.sync();
       await this.live.refresh();
+      if (this.loop && state.at >= this.max) {
+        await sleep(LOOP_PAUSE_MS);
+        if (token === this.token && this.loop) await this.restart();
+      }
     }
+  }
+
+  /** The demo from its first event again: the view is drawn empty, then events arrive. */
+  async restart() {
+    state.at = 0;
+    this.sync();
+    await this.live.open();
+    emit("scrubbed", state.at);
+    await this.play();
   }
 
   deliver(batch) {

@@ -1,0 +1,185 @@
+"""The first minute (issue #16, 6 and 11) on a fresh lab folder, in real Chromium against the
+real `justkernel serve`: the page opens on a start screen (not three empty panels) with an
+offline tournament one click away, the demo and the model settings; Chinese text is drawn
+with a CJK font (not boxes); the demo plays from its first event when it is opened, is one
+run however often Demo is clicked, and starts again after its end."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.support.labs import open_folder
+from tests.support.server import RunningServer, folder_server
+from tests.web.conftest import screenshot
+
+SIZES = ((1440, 900), (1024, 700))
+
+# the page's own font drawing two different Chinese characters: with a CJK font their pixels
+# differ; without one Chromium draws the same empty box for both
+GLYPHS_DIFFER = """() => {
+  const font = getComputedStyle(document.querySelector('#start-screen h2')).fontFamily;
+  const draw = (ch) => {
+    const canvas = document.createElement('canvas');
+    canvas.width = 64; canvas.height = 64;
+    const ctx = canvas.getContext('2d');
+    ctx.font = `48px ${font}`;
+    ctx.fillText(ch, 4, 52);
+    return Array.from(ctx.getImageData(0, 0, 64, 64).data).join(',');
+  };
+  const a = draw('中'), b = draw('文'), blank = draw(' ');
+  return a !== blank && b !== blank && a !== b;
+}"""
+
+
+@pytest.fixture(scope="module")
+def fresh() -> Iterator[RunningServer]:
+    folder = open_folder("jk-start-")
+    try:
+        with folder_server(folder) as running:
+            yield running
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def signed(fresh: RunningServer) -> dict[str, Any]:
+    """The one-time link traded for the session cookie once, for every context here."""
+    answer = httpx.get(fresh.link, follow_redirects=False, timeout=30)
+    assert answer.status_code == 303, answer.text
+    name = f"jk_session_{fresh.base_url.rsplit(':', 1)[1]}"
+    host = fresh.base_url.split("//")[1].split(":")[0]
+    cookie = {"name": name, "value": answer.cookies[name], "domain": host, "path": "/"}
+    return {
+        "cookies": [
+            {**cookie, "httpOnly": True, "secure": False, "sameSite": "Strict", "expires": -1}
+        ],
+        "origins": [],
+    }
+
+
+def _open(
+    browser: Browser,
+    server: RunningServer,
+    signed: dict[str, Any],
+    lang: str,
+    size: tuple[int, int],
+) -> Page:
+    context = browser.new_context(
+        viewport={"width": size[0], "height": size[1]}, locale="en-US", storage_state=signed
+    )
+    context.set_default_timeout(30_000)
+    context.add_init_script(f"localStorage.setItem('jk.lang', '{lang}')")
+    page = context.new_page()
+    page.goto(f"{server.base_url}/")
+    page.wait_for_selector("body[data-ready=true]")
+    return page
+
+
+def test_a_fresh_lab_opens_on_the_start_screen(
+    browser: Browser, fresh: RunningServer, signed: dict[str, Any]
+) -> None:
+    for lang in ("en", "zh"):
+        for size in SIZES:
+            page = _open(browser, fresh, signed, lang, size)
+            start = page.locator("#start-screen")
+            expect(start).to_be_visible()
+            expect(page.locator("#tab-live")).to_be_hidden()
+            for button in ("#start-tournament", "#start-demo", "#start-configure"):
+                expect(page.locator(button)).to_be_visible()
+            if lang == "zh":
+                expect(page.locator("#start-tournament")).to_have_text("启动离线锦标赛")
+                assert page.evaluate(GLYPHS_DIFFER), "Chinese is drawn as boxes: no CJK font"
+            else:
+                expect(page.locator("#start-tournament")).to_have_text(
+                    "Start an offline tournament"
+                )
+            # the run picker's hint fits its box
+            assert page.evaluate(
+                "() => { const s = document.querySelector('#run-select');"
+                " return s.scrollWidth <= s.clientWidth + 1; }"
+            )
+            screenshot(page, f"start-screen-{lang}-{size[0]}")
+            page.context.close()
+
+    page = _open(browser, fresh, signed, "en", SIZES[0])
+    page.click("#start-configure")
+    expect(page.locator("#model-form")).to_be_visible()
+    expect(page.locator("#start-screen")).to_be_hidden()
+    page.context.close()
+
+
+def test_one_click_starts_an_offline_tournament(
+    browser: Browser, fresh: RunningServer, signed: dict[str, Any]
+) -> None:
+    page = _open(browser, fresh, signed, "en", SIZES[0])
+    page.click("#start-tournament")
+    expect(page.locator("#start-screen")).to_be_hidden(timeout=90_000)  # the lab starts a run
+    expect(page.locator("#tab-live")).to_be_visible()
+    run_id = page.locator("#run-select").input_value()
+    assert run_id
+    run = page.evaluate(f"() => fetch('/api/runs/{run_id}').then(r => r.json())")
+    assert run["meta"]["task"]["mode"] == "multi"
+    assert [t["model"] for t in run["meta"]["task"]["teams"]] == ["offline"] * 3
+    expect(page.locator("#team-select option")).not_to_have_count(0)
+    page.evaluate(f"() => fetch('/api/runs/{run_id}/pause', {{method: 'POST'}})")
+    page.context.close()
+
+
+def test_the_demo_plays_when_opened_loops_and_is_one_run(
+    browser: Browser, fresh: RunningServer, signed: dict[str, Any]
+) -> None:
+    page = _open(browser, fresh, signed, "en", SIZES[0])
+    page.click("#demo-btn")  # the tournament's run is open: the header's Demo button
+    expect(page.locator("#replay-bar")).to_be_visible()
+    # it plays from the beginning, now that the page opened it
+    expect(page.locator("#replay-play")).to_have_attribute("data-playing", "true")
+    page.wait_for_selector("#log-list > li.ev.arrive", timeout=60_000)
+    run_id = page.locator("#run-select").input_value()
+    position = page.locator("#replay-pos")
+    expect(position).to_have_text(re.compile(r"^event \d+ of \d+$"))
+    screenshot(page, "demo-en-1440")
+
+    # header and scrubber: one number
+    page.click("#replay-play")  # pause
+    at = int(re.findall(r"\d+", position.inner_text())[0])
+    expect(page.locator("#run-badges .events-count")).to_have_text(f"{at} events")
+
+    # a second Demo click opens the same run, from its beginning again
+    page.click("#demo-btn")
+    expect(page.locator("#run-select")).to_have_value(run_id)
+    expect(page.locator("#replay-play")).to_have_attribute("data-playing", "true")
+    runs = page.evaluate("() => fetch('/api/runs').then(r => r.json())")["runs"]
+    assert [r["id"] for r in runs if r["mode"] == "demo"] == [run_id]
+
+    # near the end it plays on, stops, and starts again from the first event
+    page.evaluate(
+        "() => { const r = document.querySelector('#replay-range');"
+        " r.value = String(Number(r.max) - 2); r.dispatchEvent(new Event('change')); }"
+    )
+    if page.locator("#replay-play").get_attribute("data-playing") != "true":
+        page.click("#replay-play")
+    page.wait_for_function(  # the end, shown for a moment
+        "() => { const r = document.querySelector('#replay-range');"
+        " return Number(r.value) === Number(r.max); }",
+        timeout=30_000,
+        polling=100,
+    )
+    page.wait_for_function(
+        "() => Number(document.querySelector('#replay-range').value) < 50", timeout=30_000
+    )
+    expect(page.locator("#replay-play")).to_have_attribute("data-playing", "true")
+    page.context.close()
+
+    page = _open(browser, fresh, signed, "zh", SIZES[1])
+    page.evaluate(f"() => {{ location.hash = 'run={run_id}'; }}")
+    expect(page.locator("#replay-bar")).to_be_visible()
+    page.wait_for_selector("#log-list > li.ev", timeout=60_000)
+    screenshot(page, "demo-zh-1024")
+    page.context.close()
