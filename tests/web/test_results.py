@@ -35,15 +35,27 @@ def test_judger_table_leaderboard_and_a_human_approval(
     open_dashboard(page, server.base_url, run_id)
     page.click("[data-tab=results]")
 
-    rows = page.locator("#judger-table tr[data-candidate='cand-aaa']")
-    expect(rows).to_have_count(3)
-    first = rows.nth(0).locator("td").all_inner_texts()
-    assert first[0] == "cand-aaa" and first[1] == "Qwen-001" and first[2] == "official_pass"
-    assert first[5] == "sub-0001"
-    assert first[6] == sha("frozen-source")[:16]
-    assert first[7:] == ["h01", "pass", "0", "812.5", "640"]
-    third = rows.nth(2).locator("td").all_inner_texts()
-    assert third[7:] == ["h03", "pass", "—", "455.25", "—"]  # missing, never 0
+    # one row per candidate; its official points fold out below it
+    row = page.locator("#judger-table tr.cand[data-candidate='cand-aaa']")
+    expect(row).to_have_count(1)
+    first = row.locator("td").all_inner_texts()
+    assert first[1] == "cand-aaa" and first[2] == "Qwen-001" and first[3] == "official pass"
+    assert first[6] == "sub-0001"
+    assert first[7] == sha("frozen-source")[:16]
+    assert first[8:] == ["3/3", "2,557.75", "—"]
+    row.locator("button.expand").click()
+    points = page.locator("#judger-table tr.points-row[data-candidate='cand-aaa'] tr[data-point]")
+    expect(points).to_have_count(3)
+    assert points.nth(0).locator("td").all_inner_texts() == [
+        "h01",
+        "pass",
+        "—",
+        "0",
+        "812.5",
+        "640",
+    ]
+    third = points.nth(2).locator("td").all_inner_texts()
+    assert third == ["h03", "pass", "—", "—", "455.25", "—"]  # missing, never 0
     expect(page.locator("#judger-table .champion")).to_contain_text("sub-0001")
 
     board = page.locator("#leaderboard tr[data-team='team-001'] td").all_inner_texts()
@@ -54,7 +66,7 @@ def test_judger_table_leaderboard_and_a_human_approval(
     expect(page.locator("#throughput svg rect.job")).to_have_count(4)
 
     # a human decision from the table is an event in the log
-    waiting = page.locator("#judger-table tr[data-candidate='cand-bbb']")
+    waiting = page.locator("#judger-table tr.cand[data-candidate='cand-bbb']")
     expect(waiting.locator("button.approve")).to_be_visible()
     page.evaluate("() => window.scrollTo(0, 0)")
     screenshot(page, "judger-table")
