@@ -15,6 +15,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from justkernel.events.run_archive_check import check_bundle
+from justkernel.web.demo import demo_bundle_path
 from tests.support.labs import open_folder
 from tests.support.server import RunningServer, folder_server
 from tests.web.conftest import screenshot
@@ -183,3 +185,22 @@ def test_the_demo_plays_when_opened_loops_and_is_one_run(
     page.wait_for_selector("#log-list > li.ev", timeout=60_000)
     screenshot(page, "demo-zh-1024")
     page.context.close()
+
+
+def test_an_imported_run_keeps_its_name_and_the_log_footer_stays_on_screen(
+    browser: Browser, fresh: RunningServer, signed: dict[str, Any]
+) -> None:
+    """Issue #16, 13: the run is named as in its bundle (not after the file), and with the
+    replay bar and the import notice showing the work log's footer is still in the window."""
+    bundle = check_bundle(demo_bundle_path(), 64 * 1024 * 1024)
+    for size in SIZES:
+        page = _open(browser, fresh, signed, "en", size)
+        page.set_input_files("#import-file", str(demo_bundle_path()))
+        expect(page.locator("#notice")).to_contain_text("Imported as", timeout=60_000)
+        expect(page.locator("#replay-bar")).to_be_visible()
+        replay_id = page.evaluate("() => decodeURIComponent(location.hash.split('run=')[1])")
+        run = page.evaluate(f"() => fetch('/api/runs/{replay_id}').then(r => r.json())")
+        assert run["name"] == bundle.manifest.run.name != "session.jkbundle"
+        foot = page.locator("#log-panel .log-foot").bounding_box()
+        assert foot is not None and foot["y"] + foot["height"] <= size[1], (foot, size)
+        page.context.close()
