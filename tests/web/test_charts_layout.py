@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from justkernel.core.targets import DEFAULT_TOOLCHAIN
 from justkernel.events import NewEvent
 from justkernel.lab import Lab
 from tests.support.server import RunningServer
@@ -127,17 +128,28 @@ async def _write_flat_run(lab: Lab) -> str:
     return await write_run(lab, "flat series", events)
 
 
+async def _write_results_run(lab: Lab) -> str:
+    """The Judger's run, its best receipts on the Ascend C target (a pipeline button in the
+    leaderboard's receipt column) and a long team name, as a real run has them."""
+    events = judger_events("cand-l1", "cand-l2")
+    for event in events:
+        if event.kind == "experiment.receipt":
+            event.payload["executor"]["toolchain_id"] = DEFAULT_TOOLCHAIN
+            event.payload["blobs"] = [
+                lab.blobs.put(json.dumps({"n": event.payload["commit"]}).encode())
+            ]
+        if event.kind == "team.registered" and event.team == "team-002":
+            event.payload["display_name"] = "Qwen3-Coder-480B-A35B-Instruct (tiling team)"
+    return await write_run(lab, "results layout", events)
+
+
 @pytest.fixture(scope="module")
 def runs(server: RunningServer, lab_dir) -> dict[str, str]:  # type: ignore[no-untyped-def]
     data, config = lab_dir / "data", lab_dir / "config"
     return {
         "charts": in_lab(data, config, _write_charts_run),
         "flat": in_lab(data, config, _write_flat_run),
-        "judger": in_lab(
-            data,
-            config,
-            lambda lab: write_run(lab, "results layout", judger_events("cand-l1", "cand-l2")),
-        ),
+        "judger": in_lab(data, config, _write_results_run),
     }
 
 
@@ -185,9 +197,16 @@ def test_results_tables_scroll_within_their_panels(
         open_dashboard(page, server.base_url, runs["judger"])
         page.click("[data-tab=results]")
         expect(page.locator("#leaderboard tr[data-team='team-001']")).to_be_visible()
+        expect(page.locator("#leaderboard button.pipeline-open").first).to_be_visible()
         expect(page.locator("#usage table").first).to_be_visible()
         expect(page.locator("#throughput svg")).to_be_visible()
         assert page.evaluate(OVERFLOW_JS) == []
+        if size[0] >= 1440:  # at 1440 px the leaderboard fits its half, receipt column included
+            sizes = page.evaluate(
+                "() => { const b = document.querySelector('#leaderboard');"
+                " return [b.scrollWidth, b.clientWidth]; }"
+            )
+            assert sizes[0] <= sizes[1], f"the leaderboard is cut at 1440 px: {sizes}"
         # the leaderboard's last column (the receipt) is reachable: inside the panel or scrolled
         receipt = page.locator("#leaderboard tr[data-team='team-001'] td").last
         receipt.scroll_into_view_if_needed()

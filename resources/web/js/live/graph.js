@@ -23,7 +23,7 @@ function layout(nodes, W, H) {
   const cx = W / 2;
   const cy = H / 2;
   if (teams.length <= 40) {
-    const rx = W / 2 - 70;
+    const rx = W / 2 - 48; // half a label beside the node
     const ry = H / 2 - 42;
     teams.forEach((n, i) => {
       const a = (2 * Math.PI * i) / Math.max(teams.length, 1) - Math.PI / 2;

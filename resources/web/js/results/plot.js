@@ -7,6 +7,11 @@ import { compact, distinctLabels, duration, niceTicks, timeTicks } from "./axis.
 
 const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
+/** A legend label that fits the legend's column (the full name is its tooltip). */
+function clip(label, n = 18) {
+  return label.length > n ? `${label.slice(0, n - 1)}…` : label;
+}
+
 export function cyclesPlot(series) {
   const pts = series.flatMap((line) => line.points.map((p) => [Date.parse(p[0]), p[2]]));
   if (!pts.length) return h("p", { class: "muted", text: t("plot_empty") });
@@ -46,7 +51,7 @@ export function cyclesPlot(series) {
       s("title", { text: `${line.label}: ${line.points.map((p) => compact(p[2])).join(" → ")}` })));
     if (i < 14) {
       svg.append(s("rect", { x: W - R + 12, y: T + i * 16, width: 10, height: 10, fill: color }),
-        s("text", { x: W - R + 26, y: T + i * 16 + 9, class: "tick", text: line.label }));
+        s("text", { x: W - R + 26, y: T + i * 16 + 9, class: "tick", text: clip(line.label) }, s("title", { text: line.label })));
     }
   });
   return svg;

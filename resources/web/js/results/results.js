@@ -4,7 +4,8 @@ import * as api from "../api.js";
 import { $, throttle } from "../dom.js";
 import { on, state } from "../state.js";
 import { cyclesPlot } from "./plot.js";
-import { judgerTable, leaderboard, usageTables } from "./tables.js";
+import { leaderboard, usageTables } from "./board.js";
+import { judgerTable } from "./tables.js";
 import { throughputPanel } from "./throughput.js";
 
 export class ResultsView {
