@@ -91,8 +91,15 @@ def open_database(url: str) -> Database:
         path = url.split(":///", 1)[1] if ":///" in url else ""
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        writer = create_async_engine(url, pool_size=1, max_overflow=0, pool_timeout=300)
-        reader = create_async_engine(url, pool_size=4, max_overflow=4, pool_timeout=60)
+        # no reset when a connection goes back to the pool: closing it already rolled back
+        # whatever it had open (SQLAlchemy 2), and the pool's second rollback was one more
+        # round trip to the driver's thread per query
+        writer = create_async_engine(
+            url, pool_size=1, max_overflow=0, pool_timeout=300, pool_reset_on_return=None
+        )
+        reader = create_async_engine(
+            url, pool_size=4, max_overflow=4, pool_timeout=60, pool_reset_on_return=None
+        )
         for engine in (writer, reader):
             event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return Database(url=url, writer=writer, reader=reader)
