@@ -27,6 +27,7 @@ from justkernel.web import (
     control_api,
     dashboard_api,
     forms,
+    lineage_api,
     pipeline_api,
     transfer_api,
 )
@@ -120,6 +121,7 @@ def create_app(
         *control_api.routes,
         *transfer_api.routes,
         *pipeline_api.routes,
+        *lineage_api.routes,
         *(a2a_routes(a2a) if a2a is not None else []),
         Mount("/", StaticFiles(directory=static_dir, html=True), name="web"),
     ]
@@ -130,6 +132,7 @@ def create_app(
         **forms.exception_handlers,
         **transfer_api.exception_handlers,
         **pipeline_api.exception_handlers,
+        **lineage_api.exception_handlers,
         UnknownTeam: control_api.unknown_thing,
     }
     app = Starlette(
