@@ -37,7 +37,8 @@ def _print(settings: JudgerSettings, file: JudgerSettingsFile) -> None:
     table.add_column("setting")
     table.add_column("value")
     for key, value in settings.model_dump().items():
-        table.add_row(key, str(value))
+        shown = "no local cap" if key == "quota_per_day" and value is None else str(value)
+        table.add_row(key, shown)
     console.print(table)
 
 
@@ -52,6 +53,13 @@ def show() -> None:
 def set_settings(
     model: Annotated[str | None, typer.Option(help='"rules" or a model preset.')] = None,
     quota: Annotated[int | None, typer.Option(help="Submissions per day (max 50).")] = None,
+    no_quota_cap: Annotated[
+        bool,
+        typer.Option(
+            "--no-quota-cap",
+            help="No local daily cap (the judge's own 429 answers still hold the Judger back).",
+        ),
+    ] = False,
     margin: Annotated[float | None, typer.Option(help="Beat the bar by this fraction.")] = None,
     strategy: Annotated[str | None, typer.Option(help="verified or official-driven.")] = None,
     diagnosis_per_day: Annotated[
@@ -76,6 +84,10 @@ def set_settings(
         "human_approval": human_approval,
     }
     values = {**_load(file).model_dump(), **{k: v for k, v in changes.items() if v is not None}}
+    if no_quota_cap:
+        if quota is not None:
+            fail("--quota and --no-quota-cap contradict each other: give one")
+        values["quota_per_day"] = None  # the daily limit left empty
     try:
         settings = JudgerSettings.model_validate(values)
     except ValidationError as exc:
