@@ -1,12 +1,20 @@
-"""The report's headings in Chinese (`?lang=zh`, `justkernel report --lang zh`): the title,
-the section titles and the table headers, so that a reader finds their way in the language
-the dashboard shows. Body sentences, reasons and the run's own data stay as they are."""
+"""The report in Chinese (`?lang=zh`, `justkernel report --lang zh`): the title, section
+titles, table headers, statuses and the report's own sentences, so that a reader reads it in
+the language the dashboard shows. The run's own data (names, ids, reasons a model wrote,
+source code) stays as it is.
+
+The builders write English; `localise` rewrites a finished document, sentence by sentence,
+through exact phrases (`ZH`, `WORDS`) and sentence templates (`SENTENCES`), whose groups carry
+the data across untouched. A sentence no template knows stays English (a test lists the
+report's sentences and fails on one left over)."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Literal
 
-from justkernel.reports.document import Document, Table
+from justkernel.reports.document import Banner, Code, Document, Figure, Mono, Para, Table
 
 Lang = Literal["en", "zh"]
 
@@ -53,13 +61,251 @@ ZH: dict[str, str] = {
 }
 
 
+# status words and short labels as they appear in table cells
+WORDS: dict[str, str] = {
+    "pass": "通过",
+    "fail": "未通过",
+    "frozen": "已冻结",
+    "under_review": "审查中",
+    "rejected": "已拒绝",
+    "reviewed": "已审查",
+    "nominated": "已提名",
+    "awaiting_approval": "待审批",
+    "awaiting approval": "待审批",
+    "approved_pending": "已批准，待提交",
+    "submitting": "提交中",
+    "submitted": "已提交",
+    "official_pass": "官方通过",
+    "official_fail": "官方未通过",
+    "unknown": "未知",
+    "idle": "空闲",
+    "running": "运行中",
+    "thinking": "思考中",
+    "waiting": "等待中",
+    "queued": "排队中",
+    "exited": "已退出",
+    "stopped": "已停止",
+    "failed": "失败",
+    "done": "完成",
+    "offline": "离线",
+    "accept": "接受",
+    "accepted": "已接受",
+    "reject": "拒绝",
+    "approve": "批准",
+    "approved": "已批准",
+    "unavailable": "不可用",
+    "receipt": "回执",
+    "tree SHA-256": "目录树 SHA-256",
+    "commit": "提交记录",
+    "experiment": "实验",
+    "cases passed": "通过的用例",
+    "executor": "执行者",
+    "toolchain": "工具链",
+    "input packs": "输入包",
+    "(no change)": "（无改动）",
+    "(no source change was logged)": "（没有记录源码改动）",
+    "Target: ": "目标平台：",
+    "Run ": "运行 ",
+    ".": "。",
+    "The team's workspace is not in this lab; shown is the last source change the team "
+    "logged before this receipt (": "该队伍的工作区不在本实验室中；这里显示的是该队伍在此回执之前"
+    "记录的最后一次源码改动（",
+    "), not the whole diff from the baseline.": "），而不是相对基线的完整差异。",
+    "Goal: the fewest estimated cycles (sum over the performance cases) with every local case "
+    "within the precision standard; officially, the lowest prof_sum on the hidden cases. Local "
+    "and official results are kept apart: a local pass is not an official one.": "目标：在所有本地"
+    "用例都满足精度标准的前提下，估计周期数（各性能用例之和）最少；"
+    "官方评测以隐藏用例上最低的 prof_sum 为准。"
+    "本地结果与官方结果分开记录：本地通过不等于官方通过。",
+    "Simulated data: this run is a demo or a recording, not a contest.": "模拟数据：此运行是演示"
+    "或录制，不是真实比赛。",
+    "Offline model: teams were driven by the scripted playbook.": (
+        "离线模型：队伍由脚本化的剧本驱动。"
+    ),
+    "No team has a measured receipt yet.": "还没有队伍得到测量回执。",
+    "No official result yet.": "还没有官方结果。",
+    "The Judger has not frozen a candidate in this run.": "评审在此运行中尚未冻结任何候选。",
+    "The receipt names no trace for this case: figures only.": (
+        "该回执没有此用例的追踪：仅显示数据。"
+    ),
+    "Best measured estimated cycles per team (local receipts) over time": "各队伍测得的最佳估计"
+    "周期数随时间的变化（本地回执）",
+    "demo (simulated)": "演示（模拟）",
+    "this lab's run": "本实验室的运行",
+    "this lab's run (simulated)": "本实验室的运行（模拟）",
+    "imported, claims simulated": "导入的，声称为模拟",
+    "imported, claims not simulated": "导入的，声称非模拟",
+    "the Ascend C (msopgen) project, built and measured on a CPU (modelled cycles)": "Ascend C"
+    "（msopgen）工程，在 CPU 上构建和测量（模型周期数）",
+    "the C port of the operator (cachegrind cycles)": "算子的 C 移植版（cachegrind 周期数）",
+    "the Ascend C (msopgen) project, built by the CANN toolkit": "Ascend C（msopgen）工程，由 CANN "
+    "工具包构建",
+    "rebuilt from the frozen bytes; source hash, receipt and tree policy checked": "按冻结的字节"
+    "重新构建；已检查源码哈希、回执和目录树策略",
+}
+
+
+def _w(text: str) -> str:
+    return WORDS.get(text, text)
+
+
+# the rules reviewer's reasons (judger/review.py), found inside a review's text
+RULE_REASONS: list[tuple[re.Pattern[str], str]] = [
+    (
+        re.compile(
+            r"the project's untouched template \(every editable file equals the "
+            r"baseline\): not submitted, it would spend an official submission on "
+            r"nothing new"
+        ),
+        "项目未改动的模板（每个可编辑文件都与基线相同）：不提交，否则会把一次官方提交浪费在没有新内容的代码上",
+    ),
+    (re.compile(r"no receipt for this source"), "此源码没有回执"),
+    (re.compile(r"the receipt belongs to another source"), "回执属于另一份源码"),
+    (re.compile(r"the receipt is (\w+), not measured"), r"回执状态为 \1，未完成测量"),
+    (
+        re.compile(r"the frozen bytes do not hash to the candidate's source SHA-256"),
+        "冻结的字节与候选的源码 SHA-256 不符",
+    ),
+    (re.compile(r"(\S+): not an editable path"), r"\1：不是可编辑的路径"),
+    (re.compile(r"(\S+): larger than (\d+) KiB"), r"\1：大于 \2 KiB"),
+    (re.compile(r"(\S+): uses ([^,;]+)"), r"\1：使用了 \2"),
+    (re.compile(r"local precision not fully verified \((\w+)\)"), r"本地精度未完全验证（\1）"),
+]
+
+
+def _rule_reasons(text: str) -> str:
+    for pattern, replacement in RULE_REASONS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _review(match: re.Match[str]) -> str:
+    """`accept by rules: reason (notes: ...)` → 接受（rules）：reason（备注：...）"""
+    verdict, reviewer, rest = match.group(1), match.group(2), match.group(3) or ""
+    if rest.startswith(" (") and rest.endswith(")") and not rest.startswith(" (notes"):
+        inner = rest[2:-1]
+        rest = f"（{_w(inner)}）"
+    rest = re.sub(r" \(notes: (.*)\)$", r"（备注：\1）", rest)
+    if rest.startswith(": "):
+        rest = "：" + rest[2:]
+    if reviewer.startswith("rules"):  # the rules' own words; a model's reasons are its data
+        rest = _rule_reasons(rest)
+    return f"{_w(verdict)}（{reviewer}）{rest}"
+
+
+Template = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
+
+SENTENCES: list[Template] = [
+    (
+        re.compile(r"^Teams: (\d+); model: (.*); task mode: (.*); events: (\d+)\.$"),
+        lambda m: f"队伍：{m[1]}；模型：{m[2]}；任务模式：{_w(m[3])}；事件数：{m[4]}。",
+    ),
+    (re.compile(r"^Data: (.*)\.$"), lambda m: f"数据来源：{_w(m[1])}。"),
+    (
+        re.compile(r"^ \((.*)\), mode (\S+), created (.+)\.$"),
+        lambda m: f"（{m[1]}），模式 {m[2]}，创建于 {m[3]}。",
+    ),
+    (re.compile(r"^, (.+)\.$"), lambda m: f"，{_w(m[1])}。"),
+    (
+        re.compile(
+            r"^(\d+)\. (.+): (.+) estimated cycles \(baseline (.+), gain (.+)\), "
+            r"receipt (.+), event #(.+)\.$"
+        ),
+        lambda m: (
+            f"{m[1]}. {m[2]}：估计 {m[3]} 周期（基线 {m[4]}，提升 {m[5]}），"
+            f"回执 {m[6]}，事件 #{m[7]}。"
+        ),
+    ),
+    (
+        re.compile(r"^Diff against the baseline \((.+) → (.+)\), op_host/ and op_kernel/:$"),
+        lambda m: f"相对基线的差异（{m[1]} → {m[2]}），op_host/ 与 op_kernel/：",
+    ),
+    (
+        re.compile(r"^Verified SOTA: submission (.+) of (.+), prof_sum (.+) µs \(event #(.+)\)\.$"),
+        lambda m: f"已验证最佳：{m[2]} 的提交 {m[1]}，prof_sum {m[3]} µs（事件 #{m[4]}）。",
+    ),
+    (re.compile(r"^cycles (.+)$"), lambda m: f"周期数 {m[1]}"),
+    (re.compile(r"^(\S+) of (\S+)$"), lambda m: f"{m[1]} / {m[2]}"),
+    (re.compile(r"^(.+) \(est\.\)$"), lambda m: f"{m[1]}（估计）"),
+    (re.compile(r"^(\w+) by ([^:;()]+?)((?:: | \().*)?$"), _review),
+    (
+        re.compile(
+            r"^Pipeline of (.+?): bound pipe: (.+?)(?:; (.+) cycles on the slowest of "
+            r"(.+) AI Cores \(cycle model (.+), SoC (.+)\))?\.$"
+        ),
+        lambda m: (
+            f"{m[1]} 的流水线：瓶颈流水线 {m[2]}"
+            + (
+                f"；{m[4]} 个 AI Core 中最慢的一个用了 {m[3]} 周期（周期模型 {m[5]}，SoC {m[6]}）"
+                if m[3]
+                else ""
+            )
+            + "。"
+        ),
+    ),
+    (
+        re.compile(r"^Trace (.+) is not in this lab's blob store: figures only\.$"),
+        lambda m: f"追踪 {m[1]} 不在本实验室的数据存储中：仅显示数据。",
+    ),
+    (
+        re.compile(r"^Trace (.+) cannot be read \((.*)\): figures only\.$"),
+        lambda m: f"无法读取追踪 {m[1]}（{m[2]}）：仅显示数据。",
+    ),
+    (
+        re.compile(r"^Receipt (.+) is not in this lab's blob store: no pipeline figures\.$"),
+        lambda m: f"回执 {m[1]} 不在本实验室的数据存储中：没有流水线数据。",
+    ),
+]
+
+
+def sentence(text: str) -> str:
+    """`text` in Chinese: an exact phrase, else the first template that matches, else as is."""
+    if text in WORDS:
+        return WORDS[text]
+    for pattern, template in SENTENCES:
+        if match := pattern.match(text):
+            return template(match) if callable(template) else match.expand(template)
+    return text
+
+
+def _cell(value: object) -> object:
+    """A cell: one sentence, or several joined by "; " (a candidate's reviews)."""
+    if not isinstance(value, str):
+        return value
+    whole = sentence(value)
+    if whole != value or "; " not in value:
+        return whole
+    return "；".join(sentence(part) for part in _reviews(value))
+
+
+def _reviews(text: str) -> list[str]:
+    """Split at "; " that starts a new `verdict by` (a reason may hold "; " itself)."""
+    return re.split(r"; (?=\w+ by )", text)
+
+
+def _block(block: object) -> object:
+    if isinstance(block, str):
+        return sentence(block)
+    if isinstance(block, Para):
+        block.parts = [p if isinstance(p, Mono) else sentence(p) for p in block.parts]
+    elif isinstance(block, Banner):
+        block.text = sentence(block.text)
+    elif isinstance(block, Figure):
+        block.caption = sentence(block.caption)
+    elif isinstance(block, Code) and block.language == "diff":
+        block.text = WORDS.get(block.text, block.text)
+    elif isinstance(block, Table):
+        block.rows = [[_cell(cell) for cell in row] for row in block.rows]
+    return block
+
+
 def lang_of(value: str | None) -> Lang:
     """The report language a query or option names: Chinese for `zh` (or `zh-CN`), else English."""
     return "zh" if (value or "").lower().split("-")[0] == "zh" else "en"
 
 
 def localise(doc: Document, lang: Lang) -> Document:
-    """`doc` with its headings in `lang` (a heading without a translation stays English)."""
+    """`doc` in `lang`: headings, statuses and the report's sentences (the run's data as is)."""
     if lang != "zh":
         return doc
     doc.lang = "zh"
@@ -70,4 +316,5 @@ def localise(doc: Document, lang: Lang) -> Document:
         for block in section.blocks:
             if isinstance(block, Table):
                 block.header = [ZH.get(h, h) for h in block.header]
+        section.blocks = [_block(block) for block in section.blocks]  # type: ignore[misc]
     return doc
