@@ -31,6 +31,7 @@ from google.protobuf.json_format import MessageToDict
 
 from justkernel.a2a.board import BoardError, LabBoard
 from justkernel.core.events.collab import A2AEvaluation
+from justkernel.core.events.runs import DispatchStarted, DispatchStopped
 from justkernel.core.receipts import Receipt
 from justkernel.core.relpath import relpath_problem
 from justkernel.core.targets import (
@@ -49,6 +50,7 @@ from justkernel.workers.evaluator import Evaluator
 log = logging.getLogger("justkernel.a2a")
 
 SKILLS = ("submit_candidate", "ask", "inbox", "ack_feedback")
+POSTS = ("submit_candidate", "ask")  # the skills that put something into the run
 IDENTITY_KEY = "justkernel.team"  # where the context builder puts the caller's TeamIdentity
 MAX_FILES = 32
 MAX_TOTAL_BYTES = 4 * MAX_FILE_BYTES
@@ -273,6 +275,8 @@ class LabAgentExecutor(AgentExecutor):
         updater: TaskUpdater,
         skill: str | None,
     ) -> None:
+        if skill in POSTS:
+            await self._refuse_if_stopped(identity.run_id, skill)
         if skill == "submit_candidate":
             await self._submit(identity, context, updater)
         elif skill == "ask":
@@ -284,6 +288,22 @@ class LabAgentExecutor(AgentExecutor):
         else:
             raise SkillError(
                 f"unknown skill {skill!r}: put one of {', '.join(SKILLS)} in metadata.skill"
+            )
+
+    async def _refuse_if_stopped(self, run_id: str, skill: str) -> None:
+        """A run whose dispatch stopped (its time limit, Stop, its end) takes nothing more
+        from outside: a candidate or a message would land in a run nobody works on. A run
+        not yet started, or running, takes them; inbox and ack still work (feedback the
+        team is owed can be read)."""
+        run = await self.lab.runs.get(run_id)
+        if run.read_only or run.mode != "live":
+            raise SkillError(f"run {run_id} is a {run.mode} run; it takes no {skill}")
+        kinds = (DispatchStarted.KIND, DispatchStopped.KIND)
+        latest = await self.lab.events.read(run_id, kinds=kinds, newest_first=True, limit=1)
+        if latest and latest[0].kind == DispatchStopped.KIND:
+            raise SkillError(
+                f"run {run_id} has stopped ({latest[0].payload.get('reason') or 'stopped'}); "
+                f"it takes no {skill} until it is resumed"
             )
 
     # -- submit_candidate -------------------------------------------------------------------
