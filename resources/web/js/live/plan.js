@@ -3,8 +3,9 @@
 // exited, folded away with their code and official history.
 import { $, clip, h, num, short } from "../dom.js";
 import { t, word } from "../i18n.js";
-
-const TODO_MARK = { pending: "○", in_progress: "◐", completed: "✓" };
+import { TODO_MARKS as TODO_MARK } from "./eventview.js";
+import { planBadge, planStatus } from "./planstatus.js";
+import { reasonText } from "./reasons.js";
 
 export function renderTeamSelect(select, teams, current) {
   const options = [h("option", { value: "", text: t("all_teams") })];
@@ -23,7 +24,7 @@ function teamStatus(team) {
     h("span", { class: `status-dot ${team.running ? "running" : team.status}` }),
     h("strong", { text: team.display_name }),
     team.offline ? h("span", { class: "chip offline", text: t("offline") }) : null,
-    h("span", { class: "muted", text: ` ${word(team.status)}${team.status_reason ? ` (${team.status_reason})` : ""}` }),
+    h("span", { class: "muted", text: ` ${word(team.status)}${team.status_reason ? ` (${reasonText(team.status_reason)})` : ""}` }),
     h("div", { class: "small" },
       `${t("best_cycles")}: ${num(team.best_cycles)} · ${t("baseline")}: ${num(team.baseline_cycles)} · ${t("experiments")}: ${num(team.experiments)}`),
   );
@@ -55,9 +56,17 @@ function planList(experiments) {
     h(
       "ol",
       { class: "plans" },
-      experiments.map((exp) =>
-        h("li", {}, h("span", { class: "chip", text: `#${exp.number}` }), h("span", { class: "chip", text: exp.status }), " ", clip(exp.hypothesis || exp.change || "", 160)),
-      ),
+      experiments.map((exp) => {
+        const status = planStatus(exp.receipts);
+        return h(
+          "li",
+          { dataset: { experiment: String(exp.number), status } },
+          h("span", { class: "chip", text: `#${exp.number}` }),
+          planBadge(status),
+          " ",
+          clip(exp.hypothesis || exp.change || "", 160),
+        );
+      }),
     ),
   ];
 }
@@ -95,9 +104,9 @@ export function renderExited(section, exited) {
         "div",
         { class: "exited-team" },
         h("strong", { text: team.display_name }),
-        h("div", { class: "small muted", text: `${t("exit_reason")}: ${team.status_reason || "—"}` }),
+        h("div", { class: "small muted", text: `${t("exit_reason")}: ${reasonText(team.status_reason) || "—"}` }),
         h("div", { class: "small", text: `${t("best_cycles")}: ${num(team.best_cycles)} · commit ${short(team.best?.commit)} · source ${short(team.best?.source_sha256)}` }),
-        h("div", { class: "small", text: `official: ${team.official_count} · best ${num(team.best_official_us)} µs` }),
+        h("div", { class: "small", text: t("st_exited_official", { n: team.official_count, us: num(team.best_official_us) }) }),
       ),
     ),
   );

@@ -1,9 +1,12 @@
-// The work log: the latest 160 events of the team (or the Judger) in time order. Reading back
-// (scrolling up) pauses insertion behind a "new events" marker; "follow latest" resumes.
-// Only events that arrive while the page is open animate: not the first load, not a scrub.
+// The work log: the latest 160 events of the team (or the Judger) in time order, a tool's
+// request and return as one step. Reading back (scrolling up) pauses insertion behind a "new
+// events" marker; "follow latest" resumes. Only events that arrive while the page is open
+// animate: not the first load, not a scrub. Filters: kind, tool, team, text (logfilter.js).
 import * as api from "../api.js";
 import { t } from "../i18n.js";
-import { JUDGER_KINDS, renderEvent } from "./eventview.js";
+import { JUDGER_KINDS } from "./eventview.js";
+import { LogFilter } from "./logfilter.js";
+import { StepRows } from "./steprow.js";
 
 export const KEEP = 160;
 const BOTTOM_SLACK = 24;
@@ -23,22 +26,47 @@ export class WorkLog {
     this.generation = 0;
     this.loading = null;
     this.duringLoad = [];
+    this.steps = new StepRows();
+    this.filter = new LogFilter(list.closest(".log-wrap") || list, {
+      onServer: () => this.reset(this),
+      onLocal: () => this.applyFilter(),
+    });
     list.addEventListener("scroll", () => this.onScroll());
     earlier.addEventListener("click", () => this.loadEarlier());
     marker.addEventListener("click", () => this.followLatest());
     follow.addEventListener("click", () => this.followLatest());
   }
 
+  sessionKinds() {
+    return this.session === "judger" ? JUDGER_KINDS : null;
+  }
+
   matches(ev) {
-    if (this.session === "judger") return JUDGER_KINDS.includes(ev.kind);
-    return !this.team || ev.team === this.team;
+    if (this.session !== "judger" && this.team && ev.team !== this.team) return false;
+    return this.filter.matchesEvent(ev, this.sessionKinds());
   }
 
   query(extra = {}) {
     const params = { order: "desc", limit: KEEP, ...extra };
-    if (this.session === "judger") params.kind = JUDGER_KINDS;
-    else if (this.team) params.team = this.team;
+    const kinds = this.filter.kinds(this.sessionKinds());
+    if (kinds) params.kind = kinds.length ? kinds : ["none"];
+    const team = this.session === "judger" ? this.filter.team : this.team || this.filter.team;
+    if (team) params.team = team;
     return params;
+  }
+
+  /** Rows for events in time order: a tool return joins its request's row. */
+  rows(events, animate) {
+    const placed = events.map((ev) => this.steps.place(ev, this.teamNames, animate)).filter(Boolean);
+    const rows = placed.filter((row, i) => placed.lastIndexOf(row) === i); // a moved step, once
+    this.filter.noteTools(rows);
+    for (const row of rows) row.hidden = !this.filter.matchesRow(row);
+    return rows;
+  }
+
+  applyFilter() {
+    for (const row of this.list.children) row.hidden = !this.filter.matchesRow(row);
+    this.updateChrome();
   }
 
   /** Show the latest page (as of `at` in a replay), without animation. */
@@ -49,6 +77,9 @@ export class WorkLog {
     this.buffer = [];
     this.overflowed = false;
     this.following = true;
+    this.steps.clear();
+    this.filter.tools.clear();
+    this.filter.render(this.teamNames, this.session !== "judger" && Boolean(this.team));
     const extra = at != null ? { before: at + 1 } : {};
     this.loading = api.get(api.runUrl(runId, "/events", this.query(extra)));
     let events = [];
@@ -58,7 +89,8 @@ export class WorkLog {
       events = [];
     }
     if (generation !== this.generation) return;
-    this.list.replaceChildren(...events.map((ev) => renderEvent(ev, this.teamNames, false)));
+    this.list.replaceChildren(...this.rows(events, false));
+    this.filter.render(this.teamNames, this.session !== "judger" && Boolean(this.team));
     this.lastSeq = events.length ? events[events.length - 1].seq : at ?? 0;
     this.loading = null;
     this.scrollToEnd();
@@ -86,14 +118,17 @@ export class WorkLog {
       this.updateChrome();
       return;
     }
-    this.list.append(...fresh.map((ev) => renderEvent(ev, this.teamNames, animate)));
+    this.list.append(...this.rows(fresh, animate));
     this.trim();
     this.scrollToEnd();
     this.updateChrome();
   }
 
   trim() {
-    while (this.list.children.length > KEEP) this.list.firstElementChild.remove();
+    while (this.list.children.length > KEEP) {
+      this.steps.forget(this.list.firstElementChild);
+      this.list.firstElementChild.remove();
+    }
   }
 
   scrollToEnd() {
@@ -128,7 +163,7 @@ export class WorkLog {
     const pending = this.buffer;
     this.buffer = [];
     this.following = true;
-    this.list.append(...pending.map((ev) => renderEvent(ev, this.teamNames, false)));
+    this.list.append(...this.rows(pending, false));
     this.trim();
     this.scrollToEnd();
     this.updateChrome();
@@ -144,7 +179,8 @@ export class WorkLog {
     }
     const height = this.list.scrollHeight;
     this.following = false;
-    this.list.prepend(...events.reverse().map((ev) => renderEvent(ev, this.teamNames, false)));
+    this.list.prepend(...this.rows(events.reverse(), false));
+    this.filter.render(this.teamNames, this.session !== "judger" && Boolean(this.team));
     // show where the earlier records end: reading back, so insertion pauses
     this.list.scrollTop = Math.max(0, this.list.scrollHeight - height - this.list.clientHeight / 2);
     this.updateChrome();
@@ -157,7 +193,12 @@ export class WorkLog {
     this.follow.hidden = this.following;
     this.earlier.textContent = t("earlier");
     const rows = this.list.children.length;
-    this.count.textContent = rows ? `${rows} · #${this.list.lastElementChild.dataset.seq}` : t("log_empty");
+    let text = rows ? `${rows} · #${this.list.lastElementChild.dataset.seq}` : t("log_empty");
+    if (rows && this.filter.active) {
+      const shown = [...this.list.children].filter((row) => !row.hidden).length;
+      text = `${t("st_shown", { shown, rows })} · #${this.list.lastElementChild.dataset.seq}`;
+    }
+    this.count.textContent = text;
     this.list.classList.toggle("paused", !this.following);
   }
 }
