@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -310,4 +311,33 @@ def test_y_ticks_are_distinct_and_throughput_has_a_time_axis_and_legend(
     heads = page.locator("#throughput table.stage-means th").all_inner_texts()
     by_stage = dict(zip(heads, means, strict=True))
     assert by_stage["simulate"] == "15 s" and by_stage["total"] == "45 s", by_stage
+    page.context.close()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_html_report_tables_scroll_within_the_page(
+    browser: Browser,
+    signed_in: dict[str, Any],
+    server: RunningServer,
+    api: httpx.Client,
+    runs: dict[str, str],
+    size: tuple[int, int],
+) -> None:
+    answer = api.get(f"/api/runs/{runs['judger']}/report.html")
+    assert answer.status_code == 200, answer.text
+    page = _open(browser, signed_in, size)
+    page.set_content(answer.text)
+    assert page.locator("table").count() >= 3
+    wide = page.evaluate(
+        """() => {
+          const doc = document.documentElement, out = [];
+          if (doc.scrollWidth > doc.clientWidth + 1) out.push(`page ${doc.scrollWidth}`);
+          for (const tb of document.querySelectorAll('table, svg, pre')) {
+            const r = tb.getBoundingClientRect();
+            if (r.right > doc.clientWidth + 1) out.push(`${tb.tagName} ends at ${r.right}`);
+          }
+          return out;
+        }"""
+    )
+    assert wide == []
     page.context.close()

@@ -16,7 +16,8 @@ from html import escape
 from typing import Any
 
 CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:24px auto;padding:0 16px;
-color:#1b1f24}table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}
+color:#1b1f24}table{border-collapse:collapse;margin:8px 0 16px;font-size:13px;display:block;
+max-width:100%;overflow-x:auto}td{overflow-wrap:anywhere;min-width:4em}svg{max-width:100%;height:auto}
 th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}pre{background:#f6f8fa;padding:8px;overflow:auto;font-size:12px}
 code{font-family:ui-monospace,monospace}.note{color:#57606a}
