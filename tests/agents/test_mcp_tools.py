@@ -18,13 +18,20 @@ from typing import Any
 import pytest
 from langchain_core.tools import StructuredTool
 
+from justkernel.agents.harness import build_team_agent, chat_model
 from justkernel.agents.mcp import McpServerError, McpToolbox, offered_tools
+from justkernel.agents.middleware import Governance
 from justkernel.app import LabRuntime
+from justkernel.governance.budget import BudgetCaps, BudgetGovernor
+from justkernel.governance.limits import ModelCallLimiter
+from justkernel.governance.watchdog import Watchdog, WatchdogLimits
 from justkernel.settings.mcp import McpConfigError, mcp_file, parse_mcp
 from justkernel.settings.models import ModelPreset
 from justkernel.settings.secrets import SecretsStore
+from tests.support.labs import scripted_preset
 from tests.support.openai_server import Reply, ToolCall
 from tests.support.scripted_run import scripted_run
+from tests.support.team_context import team_context
 
 KEY = "sk-mcp-tools-key-0017"
 DOCS_TOKEN = "docs-token-value-4217"
@@ -252,3 +259,62 @@ async def test_a_streamable_http_server_gets_its_header_from_the_secrets(tmp_pat
     finally:
         process.terminate()
         await process.wait()
+
+
+def _graph_tools(graph: Any) -> set[str]:
+    return set(graph.nodes["tools"].bound.tools_by_name)
+
+
+async def test_the_harness_never_gives_extra_tools_to_the_offline_model(
+    runtime: LabRuntime,
+) -> None:
+    run = await runtime.lab.runs.create("mcp harness gate")
+    team = await runtime.lab.teams.register(
+        run.id,
+        model_preset="x",
+        model_label="X",
+        workspaces_dir=runtime.lab.settings.workspaces_dir,
+        config={},
+    )
+    ctx = team_context(runtime, run.id, team)
+
+    async def on_pause(_team: str, _reason: str) -> None:
+        return None
+
+    governance = Governance(
+        ModelCallLimiter(total=1),
+        BudgetGovernor(BudgetCaps()),
+        Watchdog(WatchdogLimits()),
+        on_pause,
+    )
+
+    def docs(query: str) -> str:
+        return query
+
+    extra = StructuredTool.from_function(docs, name="mcp_docs_search_api", description="d")
+    online = scripted_preset("http://127.0.0.1:9/v1")
+    runtime.lab.secrets.set("scripted_key", KEY)
+    for preset, offered in ((OFFLINE, False), (online, True)):
+        agent, _signals = build_team_agent(
+            ctx,
+            chat_model(preset, runtime.lab.secrets),
+            preset,
+            governance,
+            None,
+            team_name=team.display_name,
+            extra_tools=[extra],
+        )
+        tools = _graph_tools(agent.graph)
+        assert "compile_kernel" in tools
+        assert ("mcp_docs_search_api" in tools) is offered, preset.name
+    clash = StructuredTool.from_function(docs, name="compile_kernel", description="d")
+    with pytest.raises(McpServerError, match="'compile_kernel': the name is already a tool"):
+        build_team_agent(
+            ctx,
+            chat_model(online, runtime.lab.secrets),
+            online,
+            governance,
+            None,
+            team_name=team.display_name,
+            extra_tools=[clash],
+        )
