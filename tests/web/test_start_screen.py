@@ -130,6 +130,14 @@ def test_one_click_starts_an_offline_tournament(
     assert run["meta"]["task"]["mode"] == "multi"
     assert [t["model"] for t in run["meta"]["task"]["teams"]] == ["offline"] * 3
     expect(page.locator("#team-select option")).not_to_have_count(0)
+    # in Chinese, the Configuration page's team list shows each team's status translated
+    page.click("#lang-btn")
+    page.click("[data-tab=config]")
+    teams = page.locator("#run-teams li[data-team]")
+    expect(teams.first).to_be_visible()
+    for text in teams.all_inner_texts():
+        assert re.search(r"空闲|运行中|已暂停|已完成|已退出|排队中", text), text
+        assert not re.search(r"\b(idle|running|paused|exited|queued)\b", text), text
     page.evaluate(f"() => fetch('/api/runs/{run_id}/pause', {{method: 'POST'}})")
     page.context.close()
 

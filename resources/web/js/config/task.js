@@ -3,7 +3,7 @@
 // paused for auth or balance once its key or balance is fixed and its test passes).
 import * as api from "../api.js";
 import { h } from "../dom.js";
-import { t } from "../i18n.js";
+import { t, word } from "../i18n.js";
 import { emit, state } from "../state.js";
 import { confirmButton, field, formStatus, input, say, select, showErrors, submit } from "./form.js";
 
@@ -147,7 +147,7 @@ function pausedProviders(run, f, reload) {
   return [h("ul", { class: "paused-providers", id: "paused-providers" }, paused.map(([provider, reason]) =>
     h("li", { dataset: { provider } },
       h("strong", { text: `${t("provider_paused")}: ${provider}` }),
-      h("span", { class: "small muted", text: reason ? ` ${reason}` : "" }), " ",
+      h("span", { class: "small muted", text: reason ? ` ${word(reason)}` : "" }), " ",
       h("button", { type: "button", class: "resume-provider", text: t("resume_provider"), onclick: async () => {
         if (!(await connectionWorks(provider, f))) return;
         const path = `/providers/${encodeURIComponent(provider)}/resume`;
@@ -171,7 +171,7 @@ function runTeams(presets, reload) {
     if (done) await reload();
   });
   const rows = state.view.teams.map((team) => h("li", { dataset: { team: team.id } },
-    h("strong", { text: team.display_name }), h("span", { class: "muted", text: ` ${team.model_preset} · ${team.status}` }),
+    h("strong", { text: team.display_name }), h("span", { class: "muted", text: ` ${team.model_preset} · ${word(team.status)}` }),
     Object.keys(team.config?.member_models || {}).length
       ? h("span", { class: "small muted", text: ` (${Object.entries(team.config.member_models).map(([r, m]) => `${r}: ${m}`).join(", ")})` })
       : null,

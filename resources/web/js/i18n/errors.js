@@ -41,6 +41,11 @@ export default {
     err_no_such_file: "No such file on the lab machine.",
     err_single_one_team: "Single main team mode runs exactly one team.",
     err_invalid: "Invalid value.",
+    // status and reason codes the server sends beside the refusals (team status, pause kind)
+    w_queued: "queued",
+    w_waiting: "waiting",
+    w_stopped: "stopped",
+    w_config: "configuration",
   },
   zh: {
     err_required: "必填。",
@@ -81,5 +86,9 @@ export default {
     err_no_such_file: "实验室机器上没有这个文件。",
     err_single_one_team: "单主队模式只运行一个队伍。",
     err_invalid: "值无效。",
+    w_queued: "排队中",
+    w_waiting: "等待中",
+    w_stopped: "已停止",
+    w_config: "配置错误",
   },
 };
