@@ -1,6 +1,8 @@
-"""Dashboard at scale: 100 teams and 50,000 events in the store, the real server, Debian's
-Chromium. Prints the first paint (and time until the live view shows data) and the API's
-latency percentiles while an offline run, started through the API, writes events.
+"""Dashboard at scale: 100 teams and 50,000 events in the store (among them over 2,000 frozen
+candidates with their lineage and source archives), the real server, Debian's Chromium. Prints
+the first paint (and time until the live view shows data, and the Lineage tab its tree and a
+node's panel) and the API's latency percentiles while an offline run, started through the
+API, writes events.
 
 Run: uv run python bench/dashboard.py [--events 50000] [--teams 100] [--seconds 30]
 Goals (issue): first paint under 2 s; API p95 under 100 ms during the offline run.
@@ -19,6 +21,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 from playwright.sync_api import sync_playwright
@@ -29,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from justkernel.events import NewEvent  # noqa: E402
 from justkernel.lab import open_lab  # noqa: E402
 from justkernel.settings.config import Settings  # noqa: E402
+from justkernel.store.candidates import pack_files  # noqa: E402
 from tests.support.server import running_server  # noqa: E402
 from tests.web.conftest import CHROMIUM_ARGS  # noqa: E402
 
@@ -99,6 +103,43 @@ def _team_events(rng: random.Random, team: str, step: int) -> list[NewEvent]:
     return out
 
 
+CANDIDATE_EVERY = 7  # agent steps per frozen candidate: about 2,200 in 50,000 events
+
+
+class Candidates:
+    """Frozen candidates as the lab writes them: each with a source archive in the blob store
+    and a parent (the team's previous candidate, or now and then another team's, adopted)."""
+
+    def __init__(self, lab: Any, rng: random.Random) -> None:
+        self.lab, self.rng = lab, rng
+        self.ids: list[tuple[str, str]] = []  # (id, team) in freezing order
+        self.last: dict[str, str] = {}
+
+    def frozen(self, team: str, step: int) -> NewEvent:
+        lines = "".join(f"    acc += x[{i}] * y[{i}];  // {step % (i + 3)}\n" for i in range(60))
+        blob = self.lab.blobs.put(pack_files({"op_kernel/kernel.cpp": lines.encode()}))
+        cand = f"cand-{step:012x}"
+        parent, kind = self.last.get(team), "own"
+        if self.ids and self.rng.random() < 0.1:
+            parent, kind = self.rng.choice(self.ids)[0], "adopted"
+        self.ids.append((cand, team))
+        self.last[team] = cand
+        return NewEvent(
+            "candidate.frozen",
+            {
+                "candidate_id": cand,
+                "source_sha256": f"{step:064x}",
+                "receipt_key": f"{team}-{step}",
+                "cycles_sum": self.rng.randint(300_000_000, 1_900_000_000),
+                "local_passed": True,
+                "parent_id": parent,
+                "parent_kind": kind if parent else None,
+                "blobs": [blob],
+            },
+            team,
+        )
+
+
 async def populate(settings: Settings, teams: int, total: int) -> str:
     lab = await open_lab(settings)
     try:
@@ -113,9 +154,12 @@ async def populate(settings: Settings, teams: int, total: int) -> str:
             for n, team in enumerate(names, start=1)
         ]
         rng, written, step = random.Random(7), 0, 0
+        frozen = Candidates(lab, random.Random(13))
         while written + len(batch) < total:
             team = names[step % teams]
             batch += _team_events(rng, team, step)
+            if step % CANDIDATE_EVERY == 0:
+                batch.append(frozen.frozen(team, step))
             step += 1
             if len(batch) >= 1000:
                 await lab.events.append_many(run.id, batch)
@@ -149,6 +193,30 @@ def first_paint(base: str, cookie_state: str, run_id: str, tries: int) -> list[d
             results.append({"fcp_ms": fcp, "live_view_ms": data_ms})
             context.close()
         browser.close()
+    return results
+
+
+def lineage_paint(
+    base: str, cookie_state: str, run_id: str, candidate: str, tries: int
+) -> list[float]:
+    """Navigation by the deep link to the Lineage tab showing its tree and the node's diff, ms."""
+    results = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        for _ in range(tries):
+            context = browser.new_context(
+                viewport={"width": 1440, "height": 880}, storage_state=cookie_state
+            )
+            page = context.new_page()
+            started = time.perf_counter()
+            page.goto(f"{base}/#run={run_id}&lineage={candidate}")
+            page.wait_for_selector("#lineage g.lin-node")
+            page.wait_for_selector(f'#lineage-detail [data-candidate="{candidate}"] .lin-diff')
+            results.append((time.perf_counter() - started) * 1000)
+            drawn = page.locator("#lineage g.lin-node").count()
+            context.close()
+        browser.close()
+    print(f"lineage tab: {drawn} of the run's nodes drawn (the ones in view)")
     return results
 
 
@@ -283,6 +351,20 @@ def main() -> None:
             )
 
             with httpx.Client(base_url=server.base_url, cookies=cookies, timeout=60) as http:
+                tree = http.get(f"/api/runs/{run_id}/lineage").json()
+                nodes = [row[0] for row in tree["rows"]]
+                adopted = sum(1 for row in tree["rows"] if row[3] == "adopted")
+                print(
+                    f"lineage: {len(nodes):,} candidates ({adopted} adopted), "
+                    f"{len(http.get(f'/api/runs/{run_id}/lineage').content) / 1024:.0f} KiB"
+                )
+                assert len(nodes) >= 2000, "the bench wants at least 2,000 candidates"
+                picked = nodes[len(nodes) // 2]
+                paints = lineage_paint(server.base_url, str(state), run_id, picked, 3)
+                print(
+                    f"lineage tab by deep link, tree and the node's diff shown (median of 3): "
+                    f"{statistics.median(paints):.0f} ms"
+                )
                 before = http.get(f"/api/runs/{live}").json()["last_seq"]
                 paths = [
                     f"/api/runs/{run_id}/view",
@@ -292,12 +374,14 @@ def main() -> None:
                     f"/api/runs/{run_id}/throughput",
                     f"/api/runs/{run_id}/teams/team-042/plan",
                     f"/api/runs/{run_id}/events?order=desc&limit=160&team=team-042",
+                    f"/api/runs/{run_id}/lineage",
+                    f"/api/runs/{run_id}/lineage/{picked}",
                     f"/api/runs/{live}/view",
                     f"/api/runs/{live}/events?order=desc&limit=160",
                 ]
                 timings = hammer(server.base_url, cookies, paths, args.seconds, args.clients)
                 written = http.get(f"/api/runs/{live}").json()["last_seq"] - before
-                names = {run_id: "{big}", live: "{live}"}
+                names = {run_id: "{big}", live: "{live}", picked: "{cand}"}
                 report(
                     f"API under load: {args.clients} clients for {args.seconds:.0f} s while the "
                     f"offline run wrote {written} events",

@@ -25,6 +25,7 @@ from justkernel.store.lineage import checked_parents
 from justkernel.web.api import int_param
 from justkernel.web.dashboard_api import cached, is_simulated
 from justkernel.web.lineage_detail import diff_against, messages, points_summary, receipt
+from justkernel.web.lineage_index import MentionIndex
 from justkernel.web.pipeline_api import PipelineNotFound, PipelineViews
 from justkernel.web.views import RunViews
 
@@ -93,6 +94,14 @@ async def lineage(request: Request, run: Run) -> Response:
     )
 
 
+def _mentions(request: Request) -> MentionIndex:
+    """The app's one mention index, made on first use (the app factory stays as it is)."""
+    index = getattr(request.app.state, "lineage_mentions", None)
+    if index is None:
+        index = request.app.state.lineage_mentions = MentionIndex(request.app.state.lab)
+    return index
+
+
 async def _pipeline(request: Request, run_id: str, blob: str | None) -> str | None:
     """The pipeline endpoint's URL for the receipt, when it has pipeline figures."""
     if blob is None:
@@ -143,7 +152,7 @@ async def node(request: Request, run: Run) -> Response:
                 "results": cand["results"],
                 "submissions": cand["submissions"],
             },
-            "messages": await messages(lab, run.id, wanted, at),
+            "messages": await messages(lab, _mentions(request), run.id, wanted, at),
         }
     )
 

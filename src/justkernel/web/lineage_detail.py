@@ -17,6 +17,7 @@ from justkernel.events import Event
 from justkernel.lab import Lab
 from justkernel.store.board import BoardStore
 from justkernel.store.candidates import unpack_files
+from justkernel.web.lineage_index import MentionIndex
 
 RECEIPT_KINDS = ("experiment.receipt", "a2a.evaluation")
 MAX_DIFF_CHARS = 200_000
@@ -119,7 +120,7 @@ async def receipt(
 
 
 async def messages(
-    lab: Lab, run_id: str, candidate_id: str, at: int | None
+    lab: Lab, index: MentionIndex, run_id: str, candidate_id: str, at: int | None
 ) -> list[dict[str, Any]]:
     """The board messages that carried the candidate, oldest first: those whose payload names
     it (the share of a new best, the Judger's feedback; kept by this lab's board) and the
@@ -138,26 +139,9 @@ async def messages(
                 "type": message.type,
                 "summary": str(summary)[:300],
             }
-    after = 0
-    while len(found) < MAX_MESSAGES:
-        page = await lab.events.read(
-            run_id, kinds=["a2a.message"], after=after, before=_before(at), limit=PAGE
-        )
-        for event in page:
-            summary = event.payload.get("summary")
-            key = str(event.payload.get("message_id") or f"seq-{event.seq}")
-            if isinstance(summary, str) and candidate_id in summary and key not in found:
-                found[key] = {
-                    "message_id": key,
-                    "ts": event.ts,
-                    "sender": event.team or event.payload.get("sender"),
-                    "to": event.payload.get("to"),
-                    "type": event.payload.get("type"),
-                    "summary": summary[:300],
-                }
-        if len(page) < PAGE:
-            break
-        after = page[-1].seq
+    for row in await index.mentions(run_id, candidate_id):
+        if (at is None or row["seq"] <= at) and row["message_id"] not in found:
+            found[row["message_id"]] = row
     return sorted(found.values(), key=lambda m: str(m["ts"]))[:MAX_MESSAGES]
 
 
