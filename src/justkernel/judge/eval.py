@@ -90,11 +90,6 @@ def result_from_receipt(receipt: Receipt, point_ids: Sequence[str]) -> dict[str,
     cycles = {c.case_id: c for c in receipt.cycles}
     points = [_point(pid, receipt, cases.get(pid), cycles.get(pid)) for pid in point_ids]
     complete = all(p["passed"] and p["time_us"] is not None for p in points)
-    diagnostics: list[str] = []
-    if receipt.status in (Status.COMPILE_FAILED, Status.STATIC_CHECK_FAILED) and receipt.compile:
-        diagnostics = (receipt.compile.problems + receipt.compile.diagnostics_head)[
-            :MAX_DIAGNOSTIC_LINES
-        ]
     return {
         "verdict": "pass" if all(p["passed"] for p in points) else "fail",
         "outcome": receipt.status.value,
@@ -102,7 +97,7 @@ def result_from_receipt(receipt: Receipt, point_ids: Sequence[str]) -> dict[str,
         "prof_sum_us": sum(p["time_us"] for p in points) if complete else None,
         "toolchain": receipt.executor.toolchain_id,
         "time_source": time_source(receipt.executor.toolchain_id),
-        "diagnostics": diagnostics,
+        "diagnostics": compile_diagnostics(receipt),
         "evaluation": {
             "toolchain": receipt.executor.toolchain_id,
             "toolchain_version": receipt.executor.toolchain_version,
@@ -112,6 +107,20 @@ def result_from_receipt(receipt: Receipt, point_ids: Sequence[str]) -> dict[str,
             "seconds": receipt.durations.total,
         },
     }
+
+
+def compile_diagnostics(receipt: Receipt) -> list[str]:
+    """What the compile or the static check said, for a receipt that failed there: the
+    receipt's detail line first ("kernel_f16: the compiler ran out of time" names a failure
+    the compiler printed nothing for, so its head alone was empty), then the problems and
+    the compiler's first lines. The compiler never sees a case, so none of it names one."""
+    if receipt.status not in (Status.COMPILE_FAILED, Status.STATIC_CHECK_FAILED):
+        return []
+    lines = [receipt.detail] if receipt.detail else []
+    if receipt.compile:
+        lines += [*receipt.compile.problems, *receipt.compile.diagnostics_head]
+    unique = [line for n, line in enumerate(lines) if line and line not in lines[:n]]
+    return unique[:MAX_DIAGNOSTIC_LINES]
 
 
 class TargetUnavailable(RuntimeError):
