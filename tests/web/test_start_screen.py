@@ -154,7 +154,6 @@ def test_the_demo_plays_when_opened_loops_and_is_one_run(
     run_id = page.locator("#run-select").input_value()
     position = page.locator("#replay-pos")
     expect(position).to_have_text(re.compile(r"^event \d+ of \d+$"))
-    screenshot(page, "demo-en-1440")
 
     # header and scrubber: one number
     page.click("#replay-play")  # pause
@@ -187,12 +186,15 @@ def test_the_demo_plays_when_opened_loops_and_is_one_run(
     expect(page.locator("#replay-play")).to_have_attribute("data-playing", "true")
     page.context.close()
 
-    page = _open(browser, fresh, signed, "zh", SIZES[1])
-    page.evaluate(f"() => {{ location.hash = 'run={run_id}'; }}")
-    expect(page.locator("#replay-bar")).to_be_visible()
-    page.wait_for_selector("#log-list > li.ev", timeout=60_000)
-    screenshot(page, "demo-zh-1024")
-    page.context.close()
+    for lang in ("en", "zh"):
+        for size in SIZES:
+            page = _open(browser, fresh, signed, lang, size)
+            page.evaluate(f"() => {{ location.hash = 'run={run_id}'; }}")
+            expect(page.locator("#replay-bar")).to_be_visible()
+            page.wait_for_selector("#log-list > li.ev", timeout=60_000)
+            page.wait_for_timeout(1500)  # a few arrivals, for the picture only
+            screenshot(page, f"demo-{lang}-{size[0]}")
+            page.context.close()
 
 
 def test_an_imported_run_keeps_its_name_and_the_log_footer_stays_on_screen(
