@@ -10,6 +10,7 @@ the lab's account, so they are never passed on.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -66,3 +67,29 @@ def seen_by(data: Mapping[str, Any], earlier: Known, teams: set[str]) -> dict[st
             and (best_prof is None or prof < best_prof)
         ),
     }
+
+
+MAX_DIAGNOSTICS = 30  # lines, as many as the local judge passes on
+MAX_LINE = 300  # characters of one diagnostic line
+_CODE = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def failure_of(result: OfficialResult) -> tuple[str | None, list[str]]:
+    """Why the judge failed a submission, from its raw answer (untrusted: codes are checked,
+    lines are cut): the evaluation's status code (compile_failed, incorrect...; "judge_error"
+    when the judge could not evaluate it) and the compiler's first lines. The table and the
+    team both need them: a failing point alone says only "fail"."""
+    raw = result.raw
+    code = raw.get("outcome")
+    outcome = code if isinstance(code, str) and _CODE.fullmatch(code) else None
+    lines = raw.get("diagnostics")
+    diagnostics = [
+        line[:MAX_LINE]
+        for line in (lines if isinstance(lines, list) else [])
+        if isinstance(line, str)
+    ][:MAX_DIAGNOSTICS]
+    error = raw.get("error")
+    if isinstance(error, str) and error:
+        outcome = outcome or "judge_error"
+        diagnostics = [error[:MAX_LINE], *diagnostics][:MAX_DIAGNOSTICS]
+    return outcome, diagnostics

@@ -34,7 +34,7 @@ from justkernel.evaluation.protocol import (
 )
 from justkernel.faults import crash_point
 from justkernel.judger.approvals import decide
-from justkernel.judger.feedback import audience, point_feedback, seen_by
+from justkernel.judger.feedback import audience, failure_of, point_feedback, seen_by
 from justkernel.judger.quota import Clock, quota_day, utc_clock
 from justkernel.judger.review import Review, review_candidate
 from justkernel.judger.settings import JudgerSettings, JudgerSettingsFile
@@ -423,6 +423,7 @@ class Judger:
         passed = result.passed
         status = SubmissionStatus.OFFICIAL_PASS if passed else SubmissionStatus.OFFICIAL_FAIL
         points = point_feedback(result)
+        outcome, diagnostics = failure_of(result)
         data = {
             "submission_id": sub.id,
             "candidate_id": sub.candidate_id,
@@ -430,6 +431,8 @@ class Judger:
             "status": status,
             "points": points,
             "prof_sum_us": result.prof_sum_us,
+            "outcome": outcome,
+            "diagnostics": diagnostics,
         }
         best_prof = (champion[0].result or {}).get("prof_sum_us") if champion else None
         sota_changed = bool(
