@@ -1,8 +1,8 @@
 """Issue 17 point 1, end to end: a key given only in `JUSTKERNEL_PROVIDER_KEYS` drives a team's
-model calls to the real OpenAI-compatible stand-in in `justkernel run`; the dashboard's API
-shows the preset as having a key from the environment, without the key; and the key is in no
-file of the data or config folder, no line of the processes' output (their logs) and no member
-of the run's export.
+model calls to the real OpenAI-compatible stand-in in `justkernel run`; the dashboard (its API,
+and its model table in Chromium) shows the preset as having a key from the environment, without
+the key; and the key is in no file of the data or config folder, no line of the processes'
+output (their logs) and no member of the run's export.
 """
 
 from __future__ import annotations
@@ -17,12 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from playwright.sync_api import Browser, expect
 
 from justkernel.settings.models import ModelPreset, save_local_preset
 from tests.support.labs import open_folder
 from tests.support.leaks import files_containing, zip_members_containing
 from tests.support.openai_server import OpenAIServer, Reply, ToolCall
 from tests.support.server import export_run, running_server
+from tests.web.conftest import VIEWPORT, browser
+
+__all__ = ["browser"]  # Debian's Chromium, the fixture of tests/web
 
 KEY = f"sk-env-e2e-{secrets.token_hex(16)}"
 NAME = "env provider keys"
@@ -35,7 +39,7 @@ def _reads_then_done(body: dict[str, Any]) -> Reply:
     return Reply(tool_calls=[ToolCall("read_file", {"file_path": "/spec.md", "limit": 3})])
 
 
-def test_environment_key_drives_a_run_and_leaves_no_trace() -> None:
+def test_environment_key_drives_a_run_and_leaves_no_trace(browser: Browser) -> None:
     folder = open_folder("jk-env-keys-")
     data, config, local = folder / "data", folder / "config", folder / "models.local.toml"
     token = secrets.token_hex(16)
@@ -80,6 +84,16 @@ def test_environment_key_drives_a_run_and_leaves_no_trace() -> None:
                     assert answer.status_code == 200, path
                     bodies.append(answer.text)
                 bodies += [models.text, tested.text]
+            # the dashboard's model table: a key, from the environment, and not the key
+            context = browser.new_context(viewport=VIEWPORT, locale="en-US")
+            page = context.new_page()
+            page.goto(srv.link)
+            page.wait_for_selector("body[data-ready=true]")
+            page.click("[data-tab=config]")
+            row = page.locator("tr[data-model='envkeyed']")
+            expect(row).to_contain_text("key from the environment")
+            bodies.append(page.content())
+            context.close()
             bodies += srv.output
         assert server.requests[-1].auth_ok is True  # the connection test used it too
 
