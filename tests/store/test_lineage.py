@@ -155,3 +155,9 @@ def test_an_existing_database_gains_the_parent_columns_and_keeps_its_candidates(
         row = conn.execute(sa.text("SELECT id, parent_id, parent_kind FROM candidates")).one()
     assert tuple(row) == ("cand-1", None, None)
     engine.dispose()
+
+
+def test_a_control_team_adopts_nothing_from_a_folder_it_made(tmp_path: Path) -> None:
+    (tmp_path / "scratch" / "candidates" / "cand-aaaaaaaaaaaa").mkdir(parents=True)
+    assert fetched_candidates(tmp_path, "none") == []
+    assert fetched_candidates(tmp_path, "broadcast-best") == ["cand-aaaaaaaaaaaa"]

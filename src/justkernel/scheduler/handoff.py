@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from justkernel.a2a.board import LabBoard
-from justkernel.a2a.policies import SharingPolicy, shares_publicly
+from justkernel.a2a.policies import SharingPolicy, can_receive_from_others, shares_publicly
 from justkernel.core.targets import check_same_target
 from justkernel.faults import crash_point
 from justkernel.store.candidates import CandidateStore
@@ -19,9 +19,12 @@ from justkernel.store.teams import Team
 from justkernel.teams.workspace import SCRATCH_DIR
 
 
-def fetched_candidates(workspace: Path) -> list[str]:
+def fetched_candidates(workspace: Path, policy: SharingPolicy | None = None) -> list[str]:
     """The candidate ids `fetch_candidate_source` left in the team's scratch/candidates/:
-    names only (the store checks each against the run, and compares the frozen sources)."""
+    names only (the store checks each against the run, and compares the frozen sources). A
+    control team can fetch nothing, so a folder it made itself adopts nothing."""
+    if policy is not None and not can_receive_from_others(policy):
+        return []
     folder = workspace / SCRATCH_DIR / "candidates"
     if folder.is_symlink() or not folder.is_dir():
         return []
@@ -63,7 +66,12 @@ class CandidateHandoff:
             return await self._freeze_and_share(team, policy, receipt, files, commit)
         if receipt.status == "incorrect" and self.freeze_unverified():
             candidate, _new = await self.candidates.freeze(
-                self.run_id, team.id, files, receipt, commit, fetched_candidates(team.workspace)
+                self.run_id,
+                team.id,
+                files,
+                receipt,
+                commit,
+                fetched_candidates(team.workspace, policy),
             )
             return candidate.id
         return None
@@ -83,7 +91,7 @@ class CandidateHandoff:
             for c in await self.candidates.list(self.run_id, team_id=team.id)
             if c.cycles_sum is not None and c.source_sha256 != receipt.source_sha256
         ]
-        fetched = fetched_candidates(team.workspace)
+        fetched = fetched_candidates(team.workspace, policy)
         candidate, _new = await self.candidates.freeze(
             self.run_id, team.id, files, receipt, commit, fetched
         )
