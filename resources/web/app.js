@@ -7,6 +7,7 @@ import { LiveView } from "./js/live/live.js";
 import { applyMotion, motionOn, setMotion } from "./js/motion.js";
 import { ReplayPlayer } from "./js/replay.js";
 import { renderConfig } from "./js/config/config.js";
+import { renderHealth } from "./js/health.js";
 import { ResultsView } from "./js/results/results.js";
 import { renderStart, showStart } from "./js/start/start.js";
 import { on, simulated, state } from "./js/state.js";
@@ -87,6 +88,7 @@ function renderHeader() {
     if (state.view) badges.push(chip(t("events_count", { n: eventCount() }), "events-count"));
   }
   $("#run-badges").replaceChildren(...badges);
+  renderHealth(run ? state.view : null);
   for (const [id, path] of [["#export-link", "/export"], ["#report-md", "/report.md"], ["#report-html", "/report.html"]]) {
     const link = $(id);
     link.hidden = !run;
