@@ -57,9 +57,13 @@ def namespaced(server: str, tool: str) -> str:
     return f"{TOOL_PREFIX}_{server}_{tool}"
 
 
-def _secret_name(value: str) -> str:
-    if not re.fullmatch(r"mcp:[A-Za-z0-9_.-]{1,120}", value):
-        raise ValueError(f"must name a secret {SECRET_PREFIX}<name> (got {value!r})")
+def _secret_refs(value: dict[str, str], names: re.Pattern[str], what: str) -> dict[str, str]:
+    """A table of `name -> secret`: each name a valid `what`, each secret an `mcp:` one."""
+    for name, secret in value.items():
+        if not names.match(name):
+            raise ValueError(f"{name!r} is not {what}")
+        if not re.fullmatch(r"mcp:[A-Za-z0-9_.-]{1,120}", secret):
+            raise ValueError(f"must name a secret {SECRET_PREFIX}<name> (got {secret!r})")
     return value
 
 
@@ -111,11 +115,7 @@ class StdioServer(_Server):
     @field_validator("secret_env")
     @classmethod
     def _secret_vars(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, secret in value.items():
-            if not ENV_NAME.match(name):
-                raise ValueError(f"{name!r} is not an environment variable name")
-            _secret_name(secret)
-        return value
+        return _secret_refs(value, ENV_NAME, "an environment variable name")
 
 
 class HttpServer(_Server):
@@ -141,11 +141,7 @@ class HttpServer(_Server):
     @field_validator("headers")
     @classmethod
     def _secret_headers(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, secret in value.items():
-            if not HEADER_NAME.match(name):
-                raise ValueError(f"{name!r} is not a header name")
-            _secret_name(secret)
-        return value
+        return _secret_refs(value, HEADER_NAME, "a header name")
 
 
 def _loopback(host: str) -> bool:
