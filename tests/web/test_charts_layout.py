@@ -341,3 +341,22 @@ def test_html_report_tables_scroll_within_the_page(
     )
     assert wide == []
     page.context.close()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_configuration_panels_keep_their_columns_inside(
+    browser: Browser, signed_in: dict[str, Any], server: RunningServer, size: tuple[int, int]
+) -> None:
+    page = _open(browser, signed_in, size)
+    open_dashboard(page, server.base_url)
+    page.click("[data-tab=config]")
+    expect(page.locator("#task-form")).to_be_visible()
+    expect(page.locator("#models .test-result, #models button").first).to_be_attached()
+    task, judger = (
+        page.locator("#task-panel").bounding_box(),
+        page.locator("#run-teams-panel").bounding_box(),
+    )
+    assert task and judger and task["x"] < judger["x"], "task and run teams side by side"
+    assert page.evaluate(OVERFLOW_JS) == []
+    screenshot(page, f"charts-config-{size[0]}x{size[1]}", full_page=True)
+    page.context.close()
