@@ -82,6 +82,9 @@ log = logging.getLogger("justkernel.scheduler")
 
 FAILURE_BACKOFF_START = 5.0
 FAILURE_BACKOFF_MAX = 300.0
+# how often the dispatch loop looks for resume requests another process logged: a pass runs
+# at every turn's end, and a person's request can wait a second
+RESUME_POLL_SECONDS = 1.0
 
 
 class ProviderNotPaused(LookupError):
@@ -455,6 +458,7 @@ class Scheduler:
         await self.lab.events.append(self.run_id, DispatchStarted(seconds=seconds))
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds if seconds is not None else None
+        requests_due = loop.time()
         ends_at = datetime.now(UTC) + timedelta(seconds=seconds) if seconds is not None else None
         self.brief = RunBrief(ends_at=ends_at, judger=busy is not None, caps=self.config.caps)
         reason = "no team has work left"
@@ -466,7 +470,9 @@ class Scheduler:
                 if deadline is not None and loop.time() >= deadline:
                     reason = "time limit reached"
                     break
-                await self.answer_resume_requests()
+                if loop.time() >= requests_due:
+                    await self.answer_resume_requests()
+                    requests_due = loop.time() + RESUME_POLL_SECONDS
                 # asked before the teams are looked at: once `busy` says no, the news it was
                 # waiting for is already on the board, so a team it is for is woken below
                 waiting = busy is not None and not self._running and await busy()
