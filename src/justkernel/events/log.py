@@ -4,17 +4,24 @@ live subscriptions that never show a gap or a duplicate.
 Sequence numbers come from `runs.last_seq`, incremented in the same transaction as the event
 insert: the row update serialises writers of one run (a row lock on PostgreSQL, the single
 writer connection on SQLite), and a rolled-back append gives its number back.
+
+On SQLite a group commit's two statements go straight to the driver (aiosqlite), inside the
+transaction SQLAlchemy opened: through SQLAlchemy's adapter each statement is four round trips
+to the driver's thread (cursor, execute, fetch, close), straight it is one. PostgreSQL keeps
+the SQLAlchemy statements; both write the same rows.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from justkernel.core.events import EventPayload, schema_version_of
 from justkernel.events.bus import EventBus
@@ -24,6 +31,13 @@ from justkernel.store.runs import UnknownRun, utc_now_iso
 from justkernel.store.schema import events, runs
 
 READ_PAGE = 1000
+_SQLITE_ADVANCE = (
+    "UPDATE runs SET last_seq = last_seq + ? WHERE id = ? AND read_only = 0 RETURNING last_seq"
+)
+_SQLITE_INSERT = (
+    "INSERT INTO events (dedup_key, run_id, seq, kind, team, ts, schema_version, payload) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
 MAX_GROUP = 256  # appends per group-commit transaction
 POLL_SECONDS = 1.0  # picks up events appended by another process sharing the database
 
@@ -88,6 +102,7 @@ class EventLog:
         self.bus = bus or EventBus()
         self._pending: list[_PendingAppend] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._sqlite = db.url.startswith("sqlite")
 
     async def append(
         self,
@@ -135,7 +150,7 @@ class EventLog:
             try:
                 try:  # optimistic: a dedup key is almost never written already
                     written, fresh = await self._write_group(batch, look_up=False)
-                except IntegrityError:  # one was (work redone after a crash): look them up
+                except (IntegrityError, sqlite3.IntegrityError):  # one was (redone after a crash)
                     written, fresh = await self._write_group(batch, look_up=True)
             except Exception as exc:  # the whole transaction rolled back: every caller learns why
                 for pending in batch:
@@ -186,19 +201,12 @@ class EventLog:
                         if it.dedup_key is None or it.dedup_key not in existing
                     }
                 )
-                row = (
-                    await conn.execute(
-                        update(runs)
-                        .where(runs.c.id == run_id, runs.c.read_only.is_(False))
-                        .values(last_seq=runs.c.last_seq + total)
-                        .returning(runs.c.last_seq)
-                    )
-                ).one_or_none()
-                if row is None:
+                last_seq = await self._advance(conn, run_id, total)
+                if last_seq is None:
                     refusal = await self._refusal(conn, run_id)
                     results.update(dict.fromkeys(indices, refusal))
                     continue
-                seq = row.last_seq - total
+                seq = last_seq - total
                 for index in indices:
                     new = []
                     for item in batch[index].items:
@@ -223,8 +231,47 @@ class EventLog:
                             existing[item.dedup_key] = new[-1]
                     results[index] = new
             if rows:
-                await conn.execute(insert(events), rows)
+                await self._insert(conn, rows)
         return results, sorted(fresh, key=lambda e: (e.run_id, e.seq))
+
+    async def _advance(self, conn: AsyncConnection, run_id: str, total: int) -> int | None:
+        """Reserve `total` sequence numbers of a run: its new `last_seq`, or None when the run
+        is unknown or read-only."""
+        if self._sqlite:
+            driver = (await conn.get_raw_connection()).driver_connection
+            found = list(await driver.execute_fetchall(_SQLITE_ADVANCE, (total, run_id)))
+            return int(found[0][0]) if found else None
+        row = (
+            await conn.execute(
+                update(runs)
+                .where(runs.c.id == run_id, runs.c.read_only.is_(False))
+                .values(last_seq=runs.c.last_seq + total)
+                .returning(runs.c.last_seq)
+            )
+        ).one_or_none()
+        return None if row is None else int(row.last_seq)
+
+    async def _insert(self, conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+        if self._sqlite:
+            driver = (await conn.get_raw_connection()).driver_connection
+            await driver.executemany(
+                _SQLITE_INSERT,
+                [
+                    (
+                        r["dedup_key"],
+                        r["run_id"],
+                        r["seq"],
+                        r["kind"],
+                        r["team"],
+                        r["ts"],
+                        r["schema_version"],
+                        r["payload"],
+                    )
+                    for r in rows
+                ],
+            )
+            return
+        await conn.execute(insert(events), rows)
 
     @staticmethod
     async def _existing(conn: Any, run_id: str, keys: list[str | None]) -> dict[str, Event]:
