@@ -12,6 +12,7 @@ for phase 1 (Linux: the high-water mark is reset in between through /proc/self/c
 for the whole process.
 
 Run: uv run python bench/teams.py [--teams 100] [--latency 2] [--seconds 60] [--phase1-seconds 1800]
+[--keep FOLDER] (a kept folder's warm receipt cache makes the next run's warm-up short)
 Goals (issue #15): <= 20 ms CPU per step, <= 600 MB peak RSS, model-call slots busy all the time.
 """
 
@@ -63,13 +64,24 @@ def main() -> None:
         default=1800.0,
         help="stop phase 1 after this long (the figures are per step done)",
     )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="use (and keep) this folder for the lab's data: a second run reuses its warm cache",
+    )
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="jk-bench-teams-", dir="/tmp"))
+    if args.keep is not None:
+        folder = args.keep.resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+    else:
+        folder = Path(tempfile.mkdtemp(prefix="jk-bench-teams-", dir="/tmp"))
     folder.chmod(0o755)  # the sandbox user must reach the data folder
     try:
         asyncio.run(bench(args, Settings(data_dir=folder / "data", config_dir=folder / "cfg")))
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if args.keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 async def bench(args: argparse.Namespace, settings: Settings) -> None:
