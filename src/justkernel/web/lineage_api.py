@@ -40,8 +40,11 @@ class UnknownCandidate(LookupError):
 
 def frozen_rows(state: RunState) -> list[dict[str, Any]]:
     """The run's frozen candidates in the order they were frozen."""
-    rows = [c for c in state.judger_rows() if c.get("frozen") is not None]
-    return sorted(rows, key=lambda c: (c["frozen"]["seq"], c["candidate_id"]))
+    # not judger_rows(): its order weighs every review and result, a tenth of a second for
+    # 2,000 candidates at each new event; the freezing order is all the tree needs
+    rows = [c for c in state.candidates.values() if c.get("frozen") is not None]
+    rows.sort(key=lambda c: c["frozen"]["seq"])
+    return rows
 
 
 def parents(rows: list[dict[str, Any]]) -> dict[str, tuple[str, str] | None]:
