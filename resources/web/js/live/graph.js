@@ -47,7 +47,7 @@ function signature(graph, W, H) {
 /** One marker (arrowhead) per edge type, coloured as its edges. */
 function markers() {
   return s("defs", {}, EDGE_TYPES.map((type) => s("marker", {
-    id: `jk-arrow-${type}`, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7,
+    id: `jk-arrow-${type}`, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 9, markerHeight: 9,
     markerUnits: "userSpaceOnUse", orient: "auto", class: "arrow",
   }, s("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: EDGE_COLORS[type] }))));
 }
