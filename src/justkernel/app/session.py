@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the agent stack takes seconds to import: only a driven run 
 
 log = logging.getLogger("justkernel.app.session")
 STOPPED = "stopped"  # the reason `Scheduler.run` gives when `stop` was set
+NO_WORK = "no team has work left"  # its reason once `busy` (the Judger) said no more, too
 DRAIN_POLL_SECONDS = 0.5  # how often a run whose teams stopped asks the Judger if it is done
 
 
@@ -144,7 +145,7 @@ class RunSession:
         try:
             busy = judger.busy if judger is not None else None
             reason = await self.scheduler.run(seconds=seconds, stop=self.stop, busy=busy)
-            if judger is not None and judging is not None and reason != STOPPED:
+            if judger is not None and judging is not None and reason not in (STOPPED, NO_WORK):
                 await self._judge_to_the_end(judger, judging)
         finally:
             judging_stop.set()
