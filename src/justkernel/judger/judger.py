@@ -35,7 +35,7 @@ from justkernel.evaluation.protocol import (
 from justkernel.faults import crash_point
 from justkernel.judger.approvals import decide
 from justkernel.judger.feedback import audience, failure_of, point_feedback, seen_by
-from justkernel.judger.quota import Clock, quota_day, utc_clock
+from justkernel.judger.quota import Clock, cap_reached, quota_day, utc_clock
 from justkernel.judger.review import Review, review_candidate
 from justkernel.judger.settings import JudgerSettings, JudgerSettingsFile
 from justkernel.lab import Lab
@@ -84,6 +84,9 @@ class Judger:
         self.receipts = ReceiptCache(lab.settings.resolved_data_dir / "receipts")
         self.rows: SubmissionStore = lab.submissions
         self.toolchain = toolchain
+        # the quota day on which the judge answered "quota exhausted": nothing more is sent
+        # until the day turns (with no local cap, that answer is the only stop)
+        self._exhausted_day: str | None = None
 
     def _reload(self) -> None:
         if self.settings_file is not None:  # a broken file keeps the last good settings
@@ -193,7 +196,7 @@ class Judger:
                 return True
         if any(s.status.in_flight for s in await self.submissions(backend=self.client.backend)):
             return True
-        if await self.used_today() >= self.config.quota_per_day:
+        if await self.at_cap():
             return False  # what waits for a submission waits for tomorrow
         if await self.candidates.list(self.run_id, status=CandidateStatus.APPROVED_PENDING):
             return True
@@ -203,6 +206,13 @@ class Judger:
 
     async def used_today(self) -> int:
         return await self.rows.count_on_day(self.client.backend, quota_day(self.clock()))
+
+    async def at_cap(self) -> bool:
+        """Whether today's submissions are over: the local cap is used up, or the judge said
+        its own quota is exhausted today (paused until 00:00 Shanghai)."""
+        if self._exhausted_day == quota_day(self.clock()):
+            return True
+        return cap_reached(await self.used_today(), self.config.quota_per_day)
 
     # -- nominate and submit ------------------------------------------------------------------
     async def diagnosis_used_today(self) -> int:
@@ -240,7 +250,7 @@ class Judger:
         for status in (CandidateStatus.APPROVED_PENDING, CandidateStatus.NOMINATED):
             for cand in await self.candidates.list(self.run_id, status=status):
                 await self._submit(cand)
-        if await self.used_today() >= self.config.quota_per_day:
+        if await self.at_cap():
             return  # nominate nothing the quota cannot carry today
         best = await self._challenger()
         if best is None:
@@ -271,8 +281,7 @@ class Judger:
         return await decide(self.lab, self.candidates, self.run_id, candidate_id, decision, by)
 
     async def _submit(self, cand: Candidate) -> None:
-        used = await self.used_today()
-        if used >= self.config.quota_per_day:  # try tomorrow; a human's approval stands
+        if await self.at_cap():  # try tomorrow; a human's approval stands
             if cand.status != CandidateStatus.APPROVED_PENDING:
                 await self.candidates.set_status(self.run_id, cand.id, CandidateStatus.REVIEWED)
             return
@@ -340,6 +349,8 @@ class Judger:
                 submission_id = await self.client.submit(bundle, idempotency_key=key)
         except (JudgeRejected, JudgeQuotaError) as exc:  # refused for sure: free the source
             await self.rows.drop(reserved)
+            if isinstance(exc, JudgeQuotaError):
+                self._exhausted_day = quota_day(self.clock())
             retry = not isinstance(exc, JudgeRejected)
             await self.candidates.set_status(
                 self.run_id,
