@@ -47,9 +47,10 @@ def judge_server_command(
     """Run the local judge: official API shape, hidden points, daily quota."""
     import uvicorn
 
+    from justkernel.core.addresses import is_loopback
     from justkernel.judge.paths import JudgeFolder, JudgeFolderError
     from justkernel.judge.server import JudgeConfig, create_judge_app
-    from justkernel.web.server import bind_socket, is_loopback
+    from justkernel.web.server import bind_socket
 
     if not is_loopback(host) and not allow_remote:
         fail(f"refusing to bind the judge to {host}; pass --allow-remote to do it on purpose")

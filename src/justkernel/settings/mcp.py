@@ -21,7 +21,6 @@ teams = ["*"]                                   # or team names / ids
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import tomllib
 from pathlib import Path
@@ -30,6 +29,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from justkernel.core.addresses import is_loopback
 from justkernel.settings import redaction
 from justkernel.settings.config import ConfigError, Settings
 
@@ -134,7 +134,7 @@ class HttpServer(_Server):
             raise ValueError("must be an http(s) URL with a host")
         if parts.username or parts.password:
             raise ValueError("credentials go in headers (from secrets), not in the URL")
-        if parts.scheme == "http" and not _loopback(parts.hostname):
+        if parts.scheme == "http" and not is_loopback(parts.hostname):
             raise ValueError("plain http is allowed only on loopback; use https")
         return value
 
@@ -142,15 +142,6 @@ class HttpServer(_Server):
     @classmethod
     def _secret_headers(cls, value: dict[str, str]) -> dict[str, str]:
         return _secret_refs(value, HEADER_NAME, "a header name")
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 McpServer = Annotated[StdioServer | HttpServer, Field(discriminator="transport")]

@@ -17,23 +17,17 @@ Bearer-token scripts send no Origin and no Sec-Fetch-Site; they pass the origin 
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from justkernel.core.addresses import is_loopback
+
 CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SAME = frozenset({"same-origin", "none"})
 JSON = "application/json"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-
-
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _bracket(host: str) -> str:
@@ -56,7 +50,7 @@ class ServedOrigin:
         wildcard, only `public_host` (JUSTKERNEL_PUBLIC_HOST) is."""
         if public_host:
             return cls(port, _bracket(public_host.lower()))
-        if host in ("0.0.0.0", "::", "", "localhost") or _is_loopback(host):
+        if host in ("0.0.0.0", "::", "", "localhost") or is_loopback(host):
             return cls(port, "[::1]" if host == "::1" else "127.0.0.1")
         return cls(port, _bracket(host.lower()))
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import socket
 import webbrowser
@@ -15,6 +14,7 @@ import uvicorn
 
 from justkernel.a2a.endpoint import open_a2a
 from justkernel.app.runtime import lab_board
+from justkernel.core.addresses import is_loopback
 from justkernel.lab import open_lab
 from justkernel.settings.config import Settings
 from justkernel.settings.redaction import install_log_redaction
@@ -31,15 +31,6 @@ MIN_REMOTE_TOKEN_LENGTH = 24
 
 class UnsafeBind(ValueError):
     """Binding off loopback without the explicit flag and a strong token."""
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(host: str, allow_remote: bool, api_token: str | None) -> None:
