@@ -1,9 +1,9 @@
-// Result tables: the Judger's candidates down to each official test point, the leaderboard
-// and token usage. A figure the events do not hold shows as "—", never as 0.
+// The Judger table: one row per candidate, its official test points folded below (the
+// leaderboard and token usage are in board.js). A figure the events do not hold shows as "—",
+// never as 0.
 import * as api from "../api.js";
 import { h, num, short } from "../dom.js";
 import { t } from "../i18n.js";
-import { pipelineButton } from "../live/pipeline.js";
 
 export function table(header, rows, cls = "") {
   return h(
@@ -147,53 +147,4 @@ export function judgerTable(data, { runId, canDecide, onDone }) {
     parts.unshift(h("p", { class: "champion", text: `${t("champion")}: ${data.champion.submission_id} · ${team} · ${num(data.champion.prof_sum_us)} µs` }));
   }
   return h("div", {}, parts);
-}
-
-function gain(row) {
-  if (row.best_cycles == null || !row.baseline_cycles) return null;
-  return `${((1 - row.best_cycles / row.baseline_cycles) * 100).toFixed(1)} %`;
-}
-
-export function leaderboard(rows, runId = null) {
-  const sorted = [...rows].sort((a, b) => (a.best_official_us ?? Infinity) - (b.best_official_us ?? Infinity)
-    || (a.best_cycles ?? Infinity) - (b.best_cycles ?? Infinity));
-  const header = ["col_team", "col_best_official", "col_coverage", "col_best_local", "col_gain", "col_receipt"].map((k) => t(k));
-  return table(header, sorted.map((row) => {
-    const cov = row.latest_official;
-    return h("tr", { dataset: { team: row.id } },
-      h("td", {}, row.display_name, row.offline ? h("span", { class: "chip offline", text: t("offline") }) : null),
-      cell(num(row.best_official_us)),
-      cell(cov ? `${cov.passed}/${cov.total} (${cov.status})` : null),
-      cell(num(row.best_cycles)),
-      cell(gain(row)),
-      h("td", { class: "mono", title: row.best?.receipt_id || "" },
-        row.best?.receipt_id ? short(row.best.receipt_id, 16) : "—",
-        pipelineButton(() => runId, row.best?.blob, row.best?.mode, row.best?.executor?.toolchain_id)));
-  }), "leaderboard");
-}
-
-function usageRow(name, u) {
-  return h("tr", {},
-    cell(name),
-    cell(num(u.calls)),
-    cell(num(u.input_tokens)),
-    cell(num(u.output_tokens)),
-    cell(num(u.reasoning_tokens)),
-    cell(num(u.cached_input_tokens)),
-    cell(`${num(u.total)}${u.estimated ? ` (${t("tokens_est")})` : ""}`),
-    cell(u.cost_usd == null ? null : u.cost_usd.toFixed(4)));
-}
-
-export function usageTables(usage) {
-  const cols = ["col_calls", "col_input", "col_output", "col_reasoning", "col_cached", "col_total", "col_cost"].map((k) => t(k));
-  const teams = usage.teams.map((u) => usageRow(u.label, u));
-  if (usage.judger) teams.push(usageRow(t("judger_reviewer"), usage.judger));
-  const box = h("div", {},
-    table([t("col_provider"), ...cols], usage.providers.map((u) => usageRow(u.provider, u))),
-    table([t("col_team"), ...cols], teams));
-  const members = usage.members || [];
-  if (members.length) {
-    box.append(table([t("col_member"), ...cols], members.map((u) => usageRow(`${u.label} · ${u.member}`, u))));
-  }
-  return box;
 }
