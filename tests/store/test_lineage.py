@@ -5,8 +5,6 @@ check an imported parent list goes through."""
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,18 +16,9 @@ from justkernel.lab import Lab
 from justkernel.scheduler.handoff import fetched_candidates
 from justkernel.store.database import MIGRATIONS_DIR
 from justkernel.store.lineage import ParentOption, checked_parents, closest_parent, line_distance
+from tests.support.candidates import freeze_text
 
 BASE = "".join(f"line {i}\n" for i in range(30))
-
-
-@dataclass(frozen=True)
-class _Receipt:
-    """The receipt fields a candidate keeps (a real Receipt needs a whole evaluation)."""
-
-    job_key: str
-    source_sha256: str
-    total_est_cycles: int | None
-    status: str
 
 
 def _src(text: str) -> dict[str, bytes]:
@@ -37,10 +26,7 @@ def _src(text: str) -> dict[str, bytes]:
 
 
 async def _freeze(lab: Lab, run_id: str, team: str, text: str, fetched: tuple[str, ...] = ()):
-    sha = hashlib.sha256(text.encode()).hexdigest()
-    receipt = _Receipt(f"job-{sha[:8]}", sha, 1000, "measured")
-    cand, _new = await lab.candidates.freeze(run_id, team, _src(text), receipt, None, fetched)
-    return cand
+    return await freeze_text(lab, run_id, team, text, path="op_kernel/k.cpp", fetched=fetched)
 
 
 def test_line_distance_counts_removed_and_added_lines_over_every_file() -> None:

@@ -9,7 +9,6 @@ import hashlib
 import io
 import json
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from playwright.sync_api import Page, expect
 
 from justkernel.events import NewEvent
 from justkernel.lab import Lab
+from tests.support.candidates import freeze_text
 from tests.support.server import RunningServer
 from tests.web.conftest import open_dashboard, screenshot
 from tests.web.synthetic import HOSTILE, in_lab, judger_events, write_run
@@ -27,23 +27,10 @@ BASE = "".join(f"    acc += x[{i}] * y[{i}];\n" for i in range(24))
 THEIRS = "".join(f"    out[{i}] = in[{i}];\n" for i in range(24))
 
 
-@dataclass(frozen=True)
-class _Receipt:
-    """The receipt fields a candidate keeps (a real Receipt needs a whole evaluation)."""
-
-    job_key: str
-    source_sha256: str
-    total_est_cycles: int | None
-    status: str
-
-
 async def _freeze(
     lab: Lab, run_id: str, team: str, text: str, cycles: int, fetched: tuple[str, ...] = ()
 ) -> str:
-    sha = hashlib.sha256(text.encode()).hexdigest()
-    receipt = _Receipt(f"job-{sha[:16]}", sha, cycles, "measured")
-    files = {"op_kernel/kernel.cpp": text.encode()}
-    cand, _new = await lab.candidates.freeze(run_id, team, files, receipt, None, fetched)
+    cand = await freeze_text(lab, run_id, team, text, cycles=cycles, fetched=fetched)
     return cand.id
 
 
