@@ -29,8 +29,9 @@ async def test_a_compile_out_of_time_names_why_in_the_diagnostics() -> None:
         folder, operator, load_or_create_hidden_cases(folder.root, operator)
     )
     cache = toolchain_cache_dir(evaluation.work, "cpu")
-    # a wall-clock limit no compile can meet: the load of a busy host, made certain
-    limits = CpuLimits(compile=SandboxLimits(wall_seconds=0.5, cpu_seconds=1, processes=32))
+    # a compile that needs far more than its wall-clock limit on any host (a busy host, made
+    # certain): a constant expression of 2^22 terms keeps gcc busy for seconds
+    limits = CpuLimits(compile=SandboxLimits(wall_seconds=1.0, cpu_seconds=60, processes=32))
     toolchain = CpuToolchain(operator, cache_dir=cache, limits=limits)
     evaluator = Evaluator(
         evaluation.settings,
@@ -42,7 +43,10 @@ async def test_a_compile_out_of_time_names_why_in_the_diagnostics() -> None:
     view = operator.for_toolchain("cpu")
     evaluation.targets["cpu"] = TargetEvaluator("cpu", view, evaluator)
     kernel = Path(view.project_dir) / "op_kernel" / "cmg_kernel.c"
-    marker = f"\n/* out of time: {uuid.uuid4().hex} */\n".encode()  # never cached before
+    slow = [f"/* out of time: {uuid.uuid4().hex} */", "#define JK_T0 (1)"]  # never cached before
+    slow += [f"#define JK_T{i} (JK_T{i - 1} + JK_T{i - 1})" for i in range(1, 23)]
+    slow.append("int jk_slow_to_compile(void) { return JK_T22; }")
+    marker = ("\n" + "\n".join(slow) + "\n").encode()
     try:
         result = await evaluation.evaluate(
             {"op_kernel/cmg_kernel.c": kernel.read_bytes() + marker}, toolchain="cpu"
