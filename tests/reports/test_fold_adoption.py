@@ -4,24 +4,11 @@ candidate (`fetch_candidate_source`) is drawn as an edge from the candidate's te
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-
-import pytest
 
 from justkernel.events import NewEvent
-from justkernel.lab import Lab, open_lab
+from justkernel.lab import Lab
 from justkernel.reports.fold import RunState, fold_into
-from justkernel.settings.config import Settings
 from tests.web.synthetic import write_run
-
-
-@pytest.fixture
-async def lab(settings: Settings) -> AsyncIterator[Lab]:
-    opened = await open_lab(settings)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 def _fetch(team: str, candidate_id: str, name: str = "fetch_candidate_source") -> NewEvent:
@@ -29,7 +16,7 @@ def _fetch(team: str, candidate_id: str, name: str = "fetch_candidate_source") -
     return NewEvent("tool.call", {"id": f"c-{team}", "name": name, "args": args}, team)
 
 
-async def test_a_fetched_candidate_is_an_adoption_edge_from_its_team(lab: Lab) -> None:
+async def test_a_fetched_candidate_is_an_adoption_edge_from_its_team(sqlite_lab: Lab) -> None:
     events = [
         NewEvent("team.registered", {"display_name": t, "model_preset": "qwen"}, t)
         for t in ("team-001", "team-002", "team-003")
@@ -43,9 +30,9 @@ async def test_a_fetched_candidate_is_an_adoption_edge_from_its_team(lab: Lab) -
         _fetch("team-003", "cand-unknown"),  # a candidate the log never froze: no edge
         NewEvent("tool.call", {"name": "fetch_candidate_source", "args": "{not json"}, "team-003"),
     ]
-    run_id = await write_run(lab, "adoption", events)
-    run = await lab.runs.get(run_id)
-    state = await fold_into(lab.events, RunState(run_id), run.last_seq)
+    run_id = await write_run(sqlite_lab, "adoption", events)
+    run = await sqlite_lab.runs.get(run_id)
+    state = await fold_into(sqlite_lab.events, RunState(run_id), run.last_seq)
     adoptions = [e for e in state.graph()["edges"] if e["type"] == "adoption"]
     assert [(e["source"], e["target"], e["count"]) for e in adoptions] == [
         ("team-001", "team-002", 2)

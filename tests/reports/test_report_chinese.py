@@ -5,15 +5,12 @@ as it is. Every text of the document is read, so an English sentence left over f
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
-import pytest
-
-from justkernel.lab import Lab, open_lab
+from justkernel.lab import Lab
 from justkernel.reports.document import Banner, Code, Document, Figure, Mono, Para, Table
 from justkernel.reports.i18n import localise
 from justkernel.reports.report import build_document, build_report
-from justkernel.settings.config import Settings
 from tests.web.synthetic import judger_events, write_run
 
 # English words the report's own text uses; none may be left in the Chinese one
@@ -23,15 +20,6 @@ ENGLISH = re.compile(
     r"awaiting|approval|official_pass|official_fail|under_review|rejected|submitted|"
     r"accept|idle|demo|simulated|imported|Pipeline|Trace|cycles|notes)\b"
 )
-
-
-@pytest.fixture
-async def sqlite_lab(settings: Settings) -> AsyncIterator[Lab]:
-    lab = await open_lab(settings)
-    try:
-        yield lab
-    finally:
-        await lab.close()
 
 
 def _texts(doc: Document) -> Iterator[str]:

@@ -5,31 +5,18 @@ are formatted; labels are never left empty; inline code is <code> in the HTML pa
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from html import unescape
 
-import pytest
 from markdown_it import MarkdownIt
 
 from justkernel.events import NewEvent
-from justkernel.lab import Lab, open_lab
+from justkernel.lab import Lab
 from justkernel.reports.document import md_escape
 from justkernel.reports.report import build_report, fmt_num
-from justkernel.settings.config import Settings
 from tests.web.synthetic import judger_events, write_run
 
 NAME = "<img src=x onerror=alert(1)> *run* [x](javascript:alert(2)) `tick` | pipe"
 TEAM = "# <b>Team</b> _one_ ![i](http://x/i.png) <script>alert(3)</script>"
-
-
-@pytest.fixture
-async def sqlite_lab(settings: Settings) -> AsyncIterator[Lab]:
-    """One SQLite lab: the report reads the event log the same way on every backend."""
-    lab = await open_lab(settings)
-    try:
-        yield lab
-    finally:
-        await lab.close()
 
 
 def _rendered(markdown: str) -> str:
