@@ -10,12 +10,12 @@ from rich.table import Table
 
 from justkernel.capabilities import (
     Capability,
-    host_capabilities,
     local_capabilities,
     missing_for_tests,
     suite_needs,
     target_readiness,
 )
+from justkernel.capabilities.hosts import host_capabilities
 from justkernel.cli.common import console, err_console, settings_or_exit
 
 
