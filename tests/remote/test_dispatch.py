@@ -45,6 +45,12 @@ async def test_hosts_with_one_and_three_slots_get_work_in_proportion(
     assert {r.executor.slot for r in receipts if r.executor.worker == "ssh:big"} == {0, 1, 2}
 
 
+def why(r: Receipt) -> str:
+    """A receipt's status with the reason and its failing cases, for an assertion message."""
+    cases = [c for c in [*r.cases, *(c.check for c in r.cycles)] if not c.passed]
+    return f"{r.status}: {r.detail} {[(c.case_id, c.outcome, c.detail) for c in cases]}"
+
+
 def overlaps(a: Receipt, b: Receipt) -> bool:
     assert a.started_at and a.finished_at and b.started_at and b.finished_at
     return a.started_at < b.finished_at and b.started_at < a.finished_at
@@ -70,8 +76,8 @@ async def test_a_device_lane_never_runs_two_performance_jobs_at_once(
     finally:
         await ev.pool.close()
     perf, checks = receipts[:3], receipts[3:]
-    assert [r.status for r in perf] == [Status.MEASURED] * 3
-    assert [r.status for r in checks] == [Status.PROBE_PASSED] * 4
+    assert [r.status for r in perf] == [Status.MEASURED] * 3, [why(r) for r in perf]
+    assert [r.status for r in checks] == [Status.PROBE_PASSED] * 4, [why(r) for r in checks]
     # the lane: no two performance jobs overlap (timestamps written by the host)
     for a, b in itertools.combinations(perf, 2):
         assert not overlaps(a, b), [(r.started_at, r.finished_at) for r in perf]
