@@ -59,7 +59,12 @@ def test_judger_table_leaderboard_and_a_human_approval(
     expect(page.locator("#judger-table .champion")).to_contain_text("sub-0001")
 
     board = page.locator("#leaderboard tr[data-team='team-001'] td").all_inner_texts()
-    assert board[1:4] == ["2,557.75", "3/3 (official_pass)", "520,000,000"]
+    assert board[1:4] == ["2,557.75", "3/3 (official pass)", "520,000,000"]
+    page.click("#lang-btn")  # the coverage's status word follows the page's language
+    expect(page.locator("#leaderboard tr[data-team='team-001'] td").nth(2)).to_have_text(
+        "3/3 (官方通过)"
+    )
+    page.click("#lang-btn")
     expect(page.locator("#cycles-plot polyline")).to_have_count(2)
     usage = page.locator("#usage table").first.locator("tbody tr").first.locator("td")
     assert usage.all_inner_texts()[:6] == ["qwen", "1", "1,200", "300", "—", "200"]

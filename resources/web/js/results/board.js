@@ -2,7 +2,7 @@
 // page at 1440 px (short receipt ids, names and coverage that wrap) and scrolls inside its
 // panel below that; a figure the events do not hold shows as "—", never as 0.
 import { h, num, short } from "../dom.js";
-import { t } from "../i18n.js";
+import { t, word } from "../i18n.js";
 import { pipelineButton } from "../live/pipeline.js";
 import { table } from "./tables.js";
 
@@ -17,9 +17,9 @@ function gain(row) {
 
 function coverageCell(cov) {
   if (!cov) return cell(null);
-  // the status code as the API names it (tests/web/test_results.py reads it so; its words
-  // are part of the Chinese-UI work, issue #16 point 11)
-  return h("td", { class: "wrap" }, `${cov.passed}/${cov.total} (${cov.status})`);
+  // the API names the status by its code (official_pass); the page shows its word in the
+  // page's language, as the Judger table does
+  return h("td", { class: "wrap" }, `${cov.passed}/${cov.total} (${word(cov.status)})`);
 }
 
 export function leaderboard(rows, runId = null) {
