@@ -53,6 +53,14 @@ def test_a_run_whose_every_turn_fails_says_so_in_red(
     red = health.evaluate("e => getComputedStyle(e).backgroundColor")
     assert red == "rgb(179, 38, 30)"
     screenshot(page, "run-health-en")
+    # the failed turns in the work log are errors (red), not grey like a plain turn end
+    page.select_option("#team-select", TEAM)
+    ends = page.locator("#log-list li.ev[data-kind='team.turn_end']")
+    expect(ends).to_have_count(4)
+    expect(page.locator("#log-list li.ev.failed")).to_have_count(4)
+    expect(ends.first.locator(".chip.bad")).to_have_text("error")
+    body = ends.first.locator(".ev-body")
+    assert body.evaluate("e => getComputedStyle(e).color") == "rgb(248, 81, 73)"
     page.click("#lang-btn")
     expect(health).to_contain_text("没有进展：最近 4 个回合都失败了")
     screenshot(page, "run-health-zh")
@@ -61,3 +69,6 @@ def test_a_run_whose_every_turn_fails_says_so_in_red(
     open_dashboard(page, server.base_url, healthy_id)
     expect(page.locator("#run-badges")).to_contain_text("5 events")  # its view is in
     expect(health).to_be_hidden()  # a turn that worked in between: the run makes progress
+    page.select_option("#team-select", TEAM)
+    expect(page.locator("#log-list li.ev[data-kind='team.turn_end']")).to_have_count(3)
+    expect(page.locator("#log-list li.ev.failed")).to_have_count(2)  # the plain end is not

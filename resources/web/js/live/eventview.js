@@ -8,7 +8,7 @@ import { state } from "../state.js";
 import { dataView } from "./jsonview.js";
 import { pipelineButton } from "./pipeline.js";
 import { planBadge } from "./planstatus.js";
-import { reasonText } from "./reasons.js";
+import { reasonCode, reasonText } from "./reasons.js";
 
 export const JUDGER_KINDS = [
   "candidate.frozen",
@@ -175,7 +175,15 @@ const RENDER = {
   "history.offload_failed": (p) => ({ label: "st_k_offload_failed", head: [chip(t("error"), "bad")], body: `${p.path || ""}: ${p.error || ""}` }),
   "team.registered": (p) => ({ label: "k_registered", head: [p.offline ? chip(t("offline"), "offline") : null], body: `${p.display_name} · ${p.model_preset}${p.provider ? ` (${p.provider})` : ""}` }),
   "team.turn": (p) => ({ label: "k_turn", body: word(p.state) }),
-  "team.turn_end": (p) => ({ label: "k_turn_end", head: [p.status ? chip(word(p.status), p.status === "failed" ? "bad" : "") : null], body: reasonText(p.detail) }),
+  "team.turn_end": (p) => {
+    const failed = turnFailed(p);
+    return {
+      label: "k_turn_end",
+      head: [failed ? chip(t("error"), "bad") : p.status ? chip(word(p.status)) : null],
+      body: reasonText(p.detail),
+      failed,
+    };
+  },
   "team.turn_timeout": () => ({ label: "st_k_turn_timeout" }),
   "team.paused": (p) => ({ label: "k_paused", body: reasonText(p.reason) }),
   "team.resumed": (p) => ({ label: "k_resumed", body: reasonText(p.reason) }),
@@ -239,6 +247,14 @@ const RENDER = {
   }),
 };
 
+const FAILED_TURN_CODES = new Set(["st_r_turn_failed", "st_r_agent_unbuilt"]);
+
+/** A turn end that is a failure (the scheduler ends it as idle, with "turn failed (...)" as
+ * its detail): shown in red like an error, never grey like a plain end. */
+function turnFailed(p) {
+  return p.status === "failed" || FAILED_TURN_CODES.has(reasonCode(p.detail)?.code);
+}
+
 /** A kind the page has no renderer for: its translated name (or the kind) and its payload as data. */
 function unknown(kind) {
   return (p) => {
@@ -272,5 +288,6 @@ export function eventRow(ev, view, teamNames = {}, animate = false, extraClass =
 
 export function renderEvent(ev, teamNames = {}, animate = false) {
   const render = RENDER[ev.kind] || unknown(ev.kind);
-  return eventRow(ev, render(ev.payload || {}), teamNames, animate);
+  const view = render(ev.payload || {});
+  return eventRow(ev, view, teamNames, animate, view.failed ? " failed" : "");
 }
