@@ -186,3 +186,55 @@ def test_seccomp_tables_match_the_system_headers() -> None:
         pytest.skip("no kernel headers installed")
     assert sandbox_seccomp.deny_filter("x86_64") and sandbox_seccomp.deny_filter("aarch64")
     assert sandbox_seccomp.deny_filter("riscv64") is None
+
+
+async def test_a_finished_run_never_kills_a_sandbox_given_its_namespace_number(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel hands a freed pid namespace's number to the next namespace within
+    milliseconds. A run that looked for its leftovers by that number after its namespace had
+    died killed the next sandbox (seen as `killed by SIGKILL` cases under load). The cleanup
+    here waits until another sandbox is running before it looks: that one must survive."""
+    from justkernel.toolchains.sandbox import host as sandbox_host
+
+    real_cleanup = sandbox_host.ensure_gone
+    (work / "other").mkdir(mode=0o755)
+    other: list[asyncio.Task[object]] = []
+    marker = "3.25"  # `sleep 3.25`: the other sandbox's process, found in /proc
+
+    def other_is_running() -> bool:
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if Path(f"/proc/{pid}/cmdline").read_bytes() == f"sleep\0{marker}\0".encode():
+                    return True
+            except OSError:
+                continue
+        return False
+
+    async def cleanup_after_another_sandbox_started(ns: int | None, uid: int | None) -> None:
+        if not other:  # the first run's cleanup: let its namespace go, then start the next one
+            await asyncio.sleep(0.5)
+            other.append(
+                asyncio.create_task(
+                    run_sandboxed(
+                        ["/bin/sh", "-c", f"echo up; sleep {marker}"], rw_dir=work / "other"
+                    )
+                )
+            )
+            for _ in range(600):
+                if other_is_running():
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError("the second sandbox never started")
+        await real_cleanup(ns, uid)
+
+    monkeypatch.setattr(sandbox_host, "ensure_gone", cleanup_after_another_sandbox_started)
+    first = await sh(work, "true")
+    second = await other[0]
+    assert first.status is SandboxStatus.OK
+    assert (second.status, second.signal_name, second.stdout.text) == (
+        SandboxStatus.OK,
+        None,
+        "up\n",
+    )

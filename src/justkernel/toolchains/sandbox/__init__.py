@@ -10,7 +10,9 @@ Layers, outermost first, and why each is there:
    the whole tree and no zombie is left to the host's init. On timeout (or cancellation)
    the sandbox's pid-namespace init is SIGKILLed, which makes the kernel kill everything in
    the namespace; then the process group if needed. Before returning, `ensure_gone` checks
-   that no process is left in the namespace (nor, as root, with the run's uid).
+   that no process is left in the namespace (nor, as root, with the run's uid). The
+   namespace is held open until then: the kernel reuses a freed namespace's number at once,
+   and a check by number alone would find (and kill) the next run's sandbox.
 2. `prlimit` (util-linux): RLIMIT_CPU (SIGXCPU), RLIMIT_AS, RLIMIT_FSIZE (SIGXFSZ),
    RLIMIT_CORE=0, RLIMIT_NOFILE, RLIMIT_NPROC. Set before the uid drop so they cannot be
    raised again. RLIMIT_NPROC counts per real uid, hence a uid per run (next layer).
@@ -284,7 +286,11 @@ async def _run_staged(
         for fd in fds:
             os.close(fd)
         ns = raw.pid_namespace if raw is not None else None
-        await sandbox_host.ensure_gone(ns, uid if root else None)
+        try:
+            await sandbox_host.ensure_gone(ns, uid if root else None)
+        finally:  # only now may the kernel give the namespace's number to another sandbox
+            if raw is not None and raw.namespace is not None:
+                raw.namespace.close()
         violations = handover.take_back(chown=root)
     return command.shown, raw, violations
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from justkernel.toolchains.sandbox.command import CHAIN_ENV
-from justkernel.toolchains.sandbox.host import namespace_cpu_seconds, pid_namespace
+from justkernel.toolchains.sandbox.host import namespace_cpu_seconds
 from justkernel.toolchains.sandbox.types import CapturedStream
 
 _GRACE_S = 1.0  # after killing the sandbox init, how long bwrap gets to reap and exit
@@ -67,12 +67,20 @@ class _Capture(asyncio.Protocol):
 
 
 class _Init(_Capture):
-    """Reads bwrap's --info-fd JSON and holds a pidfd on the sandbox's pid-namespace init."""
+    """Reads bwrap's --info-fd JSON, holds a pidfd on the sandbox's pid-namespace init, and
+    pins that namespace.
+
+    The pin (an open /proc/PID/ns/pid) matters because the kernel reuses a freed namespace's
+    inode number within milliseconds: a lab that later looked for "processes in namespace N"
+    after its own namespace had died would find, and SIGKILL, another run's sandbox that had
+    just been given N. While the pin is open, N names this namespace and no other.
+    """
 
     def __init__(self) -> None:
         super().__init__(1 << 17)
         self.pidfd: int | None = None
-        self.ns: int | None = None
+        self.ns: int | None = None  # bwrap's report
+        self.pin: NamespacePin | None = None  # set only when the report could be verified
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -83,10 +91,13 @@ class _Init(_Capture):
             pid, self.ns = int(info["child-pid"]), int(info["pid-namespace"])
             with contextlib.suppress(OSError):
                 fd = os.pidfd_open(pid)
-                if pid_namespace(pid) == self.ns:  # still that process, not a reused pid
-                    self.pidfd = fd
+                pin = NamespacePin.of(pid)  # after the pidfd: a reused pid shows another ns
+                if pin is not None and pin.inode == self.ns:
+                    self.pidfd, self.pin = fd, pin
                 else:
                     os.close(fd)
+                    if pin is not None:
+                        pin.close()
 
     def kill(self) -> bool:
         if self.pidfd is None:
@@ -101,6 +112,27 @@ class _Init(_Capture):
             self.pidfd = None
 
 
+class NamespacePin:
+    """An open handle on a pid namespace: its inode number cannot be reused while it is open."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+        self.inode = os.fstat(fd).st_ino
+
+    @classmethod
+    def of(cls, pid: int) -> NamespacePin | None:
+        """Pin the pid namespace `pid` is in, or None if the process is gone."""
+        try:
+            return cls(os.open(f"/proc/{pid}/ns/pid", os.O_RDONLY | os.O_CLOEXEC))
+        except OSError:
+            return None
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 @dataclass
 class RawRun:
     """What the supervisor saw, before any interpretation."""
@@ -113,7 +145,13 @@ class RawRun:
     cpu_seconds: float | None
     stdout: CapturedStream
     stderr: CapturedStream
-    pid_namespace: int | None
+    # The sandbox's pid namespace, pinned (see `_Init`): the caller closes it once nothing is
+    # left in it. None if the init was gone before it could be pinned (nothing is left then).
+    namespace: NamespacePin | None
+
+    @property
+    def pid_namespace(self) -> int | None:
+        return self.namespace.inode if self.namespace is not None else None
 
 
 @dataclass
@@ -173,42 +211,52 @@ async def supervise(
     pidfd = os.pidfd_open(proc.pid)
     exited: asyncio.Future[None] = loop.create_future()
     loop.add_reader(pidfd, lambda: exited.done() or exited.set_result(None))
-    timed_out = False
-    sampled_cpu = None
-    try:
-        pipes = ((out, proc.stdout), (err, proc.stderr), (init, info_file), (report, report_file))
-        for proto, pipe in pipes:
-            transport, _ = await loop.connect_read_pipe(lambda p=proto: p, pipe)
-            transports.append(transport)
-        done, _ = await asyncio.wait({exited}, timeout=wall_seconds)
-        if not done:
-            timed_out = True
-            if init.ns is not None:  # killing the init loses the tree's times: read them first
-                sampled_cpu = namespace_cpu_seconds(init.ns)
-            await _kill(proc.pid, init, exited)
-    except BaseException:  # cancelled or failed half-way: the same orderly kill, then re-raise
-        if not exited.done():
-            await _kill(proc.pid, init, exited)
-        raise
-    finally:
-        loop.remove_reader(pidfd)
-        os.close(pidfd)
-        if not exited.done():  # cancelled once more while killing: no grace left
-            init.kill()
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        # It has exited (or was just SIGKILLed): wait4 returns at once.
-        _, status, _ = os.wait4(proc.pid, 0)  # noqa: ASYNC222
-        proc.returncode = os.waitstatus_to_exitcode(status)  # so Popen never reaps it again
-        wall = loop.time() - t0
+    try:  # the pin goes to the caller in the RawRun, or is closed here
+        timed_out = False
+        sampled_cpu = None
         try:
-            await asyncio.wait([out.closed, err.closed, report.closed], timeout=_DRAIN_S)
+            pipes = (
+                (out, proc.stdout),
+                (err, proc.stderr),
+                (init, info_file),
+                (report, report_file),
+            )
+            for proto, pipe in pipes:
+                transport, _ = await loop.connect_read_pipe(lambda p=proto: p, pipe)
+                transports.append(transport)
+            done, _ = await asyncio.wait({exited}, timeout=wall_seconds)
+            if not done:
+                timed_out = True
+                if init.pin is not None:  # killing the init loses the tree's times: read them first
+                    sampled_cpu = namespace_cpu_seconds(init.pin.inode)
+                await _kill(proc.pid, init, exited)
+        except BaseException:  # cancelled or failed half-way: the same orderly kill, then re-raise
+            if not exited.done():
+                await _kill(proc.pid, init, exited)
+            raise
         finally:
-            for t in transports:
-                t.close()
-            for f in (proc.stdout, proc.stderr, info_file, report_file):
-                f.close()
-            init.close()
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+            if not exited.done():  # cancelled once more while killing: no grace left
+                init.kill()
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            # It has exited (or was just SIGKILLed): wait4 returns at once.
+            _, status, _ = os.wait4(proc.pid, 0)  # noqa: ASYNC222
+            proc.returncode = os.waitstatus_to_exitcode(status)  # so Popen never reaps it again
+            wall = loop.time() - t0
+            try:
+                await asyncio.wait([out.closed, err.closed, report.closed], timeout=_DRAIN_S)
+            finally:
+                for t in transports:
+                    t.close()
+                for f in (proc.stdout, proc.stderr, info_file, report_file):
+                    f.close()
+                init.close()
+    except BaseException:
+        if init.pin is not None:
+            init.pin.close()
+        raise
     code, killed_by, cpu = _read_report(report, proc.returncode)
     if sampled_cpu is not None:
         cpu = max(cpu or 0.0, sampled_cpu)
@@ -221,7 +269,7 @@ async def supervise(
         cpu_seconds=cpu,
         stdout=out.stream(),
         stderr=err.stream(),
-        pid_namespace=init.ns,
+        namespace=init.pin,
     )
 
 
