@@ -9,6 +9,7 @@ from justkernel.events import EventLog
 from justkernel.settings.config import Settings
 from justkernel.settings.secrets import SecretsStore
 from justkernel.store import BlobStore, Database, RunRepository, migrate, open_database
+from justkernel.store.approvals import ApprovalStore
 from justkernel.store.candidates import CandidateStore
 from justkernel.store.experiments import ExperimentBook
 from justkernel.store.submissions import SubmissionStore
@@ -29,6 +30,7 @@ class Lab:
     candidates: CandidateStore
     submissions: SubmissionStore
     tokens: TokenStore
+    approvals: ApprovalStore
 
     async def close(self) -> None:
         await self.db.dispose()
@@ -53,4 +55,5 @@ async def open_lab(settings: Settings) -> Lab:
         candidates=CandidateStore(db, events, blobs),
         submissions=SubmissionStore(db),
         tokens=TokenStore(db),
+        approvals=ApprovalStore(db),
     )

@@ -22,6 +22,14 @@ class CandidateStatus(StrEnum):
     OFFICIAL_FAIL = "official_fail"
 
 
+class ApprovalStatus(StrEnum):
+    """A supervised team's tool call waiting for a person (`core.approvals`)."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
 class SubmissionStatus(StrEnum):
     """A lab submission row (table `submissions`): the submit window, then the judge's verdict.
     Not the judge service's own queue states (`evaluation.protocol.SubmissionStatus`)."""

@@ -61,8 +61,8 @@ teams = Table(
     Column("number", Integer, nullable=False),
     Column("display_name", String(100), nullable=False),  # from the model: Qwen-001
     Column("model_preset", String(64), nullable=False),
-    # idle | running | paused | done | exited
-    Column("status", String(16), nullable=False),
+    # idle | running | paused | awaiting_approval | done | exited
+    Column("status", String(24), nullable=False),
     Column("status_reason", Text, nullable=True),
     Column("workspace", Text, nullable=False),
     Column("created_at", String(40), nullable=False),
@@ -176,4 +176,55 @@ a2a_tokens = Table(
     Column("created_at", String(40), nullable=False),
     Column("revoked_at", String(40), nullable=True),  # set when the team gets a new token
     PrimaryKeyConstraint("token_sha256", name="pk_a2a_tokens"),
+)
+
+# approval modes for a supervised team (issue #17, 4): a tool call waiting for a person, once
+# per call (the id is derived from the call, so a resumed turn that asks again finds its row)
+approval_requests = Table(
+    "approval_requests",
+    metadata,
+    Column("id", String(64), nullable=False),
+    Column("run_id", String(64), nullable=False),
+    Column("team_id", String(64), nullable=False),
+    Column("member", String(32), nullable=True),
+    Column("tool", String(200), nullable=False),
+    Column("kind", String(32), nullable=True),
+    Column("args", JSON, nullable=False),  # scrubbed and clipped (core.approvals.card_args)
+    Column("tool_call_id", String(200), nullable=False),
+    Column("mode", String(16), nullable=False),
+    Column("status", String(16), nullable=False),  # pending | approved | rejected
+    Column("decided_by", String(100), nullable=True),
+    Column("reason", Text, nullable=True),
+    Column("remember", Boolean, nullable=False, default=False),
+    Column("grant_id", String(64), nullable=True),
+    Column("created_at", String(40), nullable=False),
+    Column("decided_at", String(40), nullable=True),
+    PrimaryKeyConstraint("id", name="pk_approval_requests"),
+)
+
+approval_grants = Table(
+    "approval_grants",
+    metadata,
+    Column("id", String(64), nullable=False),
+    Column("run_id", String(64), nullable=False),
+    Column("team_id", String(64), nullable=False),
+    Column("tool", String(200), nullable=False),
+    Column("kind", String(32), nullable=True),  # null: any call of the tool
+    Column("created_by", String(100), nullable=False),
+    Column("created_at", String(40), nullable=False),
+    Column("request_id", String(64), nullable=True),
+    Column("revoked_by", String(100), nullable=True),
+    Column("revoked_at", String(40), nullable=True),
+    PrimaryKeyConstraint("id", name="pk_approval_grants"),
+)
+
+approval_modes = Table(
+    "approval_modes",
+    metadata,
+    Column("run_id", String(64), nullable=False),
+    Column("team_id", String(64), nullable=False),  # "*": the run's default for its teams
+    Column("mode", String(16), nullable=False),  # read_only | ask | auto
+    Column("updated_by", String(100), nullable=False),
+    Column("updated_at", String(40), nullable=False),
+    PrimaryKeyConstraint("run_id", "team_id", name="pk_approval_modes"),
 )

@@ -8,7 +8,9 @@ from typing import Any, ClassVar, Literal
 
 from justkernel.core.records.base import Record
 
-TeamStatus = Literal["idle", "running", "paused", "done", "exited"]
+# awaiting_approval: the team's turn ended in a tool call a person must approve (its model slot
+# is free; a decision resumes the turn: `core.approvals`)
+TeamStatus = Literal["idle", "running", "paused", "awaiting_approval", "done", "exited"]
 
 
 @dataclass(frozen=True)
