@@ -47,6 +47,7 @@ from justkernel.agents.binding import (
 )
 from justkernel.agents.board_tools import BoardAccess, build_board_tools
 from justkernel.agents.mcp import offered_tools
+from justkernel.agents.middleware.approvals import ApprovalsMiddleware
 from justkernel.agents.middleware.budget import BudgetMiddleware
 from justkernel.agents.middleware.events import EventsMiddleware, SourceTracker
 from justkernel.agents.middleware.inbox import InboxAcksMiddleware
@@ -217,7 +218,10 @@ def team_middleware(
     6. the tool calls, inside the events: a response's ids are made unique in the thread
        before the events (or anything else) see them, so the ids recorded are the ids the
        tools run with;
-    7. the model-call slot, innermost: held only while the model runs.
+    7. the approvals (when the run has a desk), inside the events and the tool calls: a call
+       that waits for a person is on record (`tool.call`) and is a tool the agent has; its
+       result, run or rejected, is recorded when the decision resumes it;
+    8. the model-call slot, innermost: held only while the model runs.
 
     None of them has a `before_model` or `after_model` hook: each hook is a graph node, and
     each node a checkpoint write per agent step (`lean_hooks`).
@@ -235,8 +239,10 @@ def team_middleware(
         BudgetMiddleware(seat, governance),
         EventsMiddleware(seat, source),
         calls,
-        ModelCallSlotsMiddleware(seat, governance),
     ]
+    if governance.approvals is not None:
+        stack.append(ApprovalsMiddleware(seat, governance.approvals))
+    stack.append(ModelCallSlotsMiddleware(seat, governance))
     return stack
 
 

@@ -31,6 +31,7 @@ from pydantic import ValidationError
 from justkernel.a2a.board import LabBoard
 from justkernel.a2a.external import is_external
 from justkernel.a2a.policies import DEFAULT_POLICY, POLICIES, SharingPolicy
+from justkernel.agents.approval_desk import ApprovalDesk
 from justkernel.agents.board_tools import BoardAccess
 from justkernel.agents.errors import ProviderConfigError, classify_error
 from justkernel.agents.harness import (
@@ -68,6 +69,7 @@ from justkernel.governance.limits import ModelCallLimiter, ProviderPaused
 from justkernel.governance.watchdog import Watchdog, WatchdogLimits
 from justkernel.lab import Lab
 from justkernel.operators import OperatorDefinition
+from justkernel.scheduler import approvals
 from justkernel.scheduler.handoff import CandidateHandoff
 from justkernel.scheduler.wake import SHOWN as WAKE_SHOWN
 from justkernel.scheduler.wake import wake_prompt
@@ -159,7 +161,9 @@ class Scheduler:
             budget=BudgetGovernor(self.config.caps),
             watchdog=Watchdog(self.config.watchdog),
             on_pause=self._on_pause,
+            approvals=ApprovalDesk.of(lab),
         )
+        self.approvals = self.governance.approvals  # the desk of this run's teams
         self._runtimes: dict[str, _TeamRuntime] = {}
         self.graphs = SharedGraphs()  # one compiled agent graph per team shape, for the run
         self.mcp = McpToolbox.for_lab(lab.settings, lab.secrets)  # mcp.toml's tools, if any
@@ -407,6 +411,10 @@ class Scheduler:
             return True
         if team.id in self._running or team.status in ("done", "exited"):
             return False
+        if team.status == approvals.AWAITING:  # its turn goes on once every card is decided
+            return self.stopped_reason is None and not await self.approvals.pending(
+                self.run_id, team.id
+            )
         if asyncio.get_running_loop().time() < self._not_before.get(team.id, 0.0):
             return False
         if team.status == "paused":
@@ -472,11 +480,14 @@ class Scheduler:
                     break
                 if loop.time() >= requests_due:
                     await self.answer_resume_requests()
+                    await self.approvals.refresh(self.run_id)  # modes another process set
                     requests_due = loop.time() + RESUME_POLL_SECONDS
                 # asked before the teams are looked at: once `busy` says no, the news it was
                 # waiting for is already on the board, so a team it is for is woken below
                 waiting = busy is not None and not self._running and await busy()
                 teams = await self.registry.list(self.run_id, include_exited=False)
+                # a team waiting for a person has work left: the run waits with it
+                waiting = waiting or any(t.status == approvals.AWAITING for t in teams)
                 for team in teams:
                     if await self._eligible(team):
                         self._running[team.id] = asyncio.create_task(self._turn(team))
@@ -543,6 +554,14 @@ class Scheduler:
         if snapshot.next:
             turn_input: Any = None  # resume the interrupted turn from its checkpoint
             how = "resumed"
+            if snapshot.interrupts:  # stopped for a person: on once every card is decided
+                waiting = await approvals.waiting_for(self.approvals, snapshot.interrupts)
+                if waiting is not None:
+                    await self.registry.set_status(
+                        self.run_id, team.id, approvals.AWAITING, waiting.reason()
+                    )
+                    return
+                turn_input = await approvals.resume_command(self.approvals, snapshot.interrupts)
         else:
             first = not snapshot.values.get("messages")
             # news on the board: the prompt names it, and it is acked when the turn ends
@@ -563,7 +582,10 @@ class Scheduler:
                 # resumes at that very call ("async" could lose the steps before it)
                 result = await runtime.agent.ainvoke(turn_input, cfg, durability="sync")
             await self._ack_shown(team.id)
-            if runtime.signals.pause_reason:
+            waiting = await approvals.waiting_for(self.approvals, approvals.interrupted(result))
+            if waiting is not None:
+                outcome, detail = approvals.AWAITING, waiting.reason()
+            elif runtime.signals.pause_reason:
                 outcome, detail = "paused", runtime.signals.pause_reason
             elif _said_done(result):
                 outcome, detail = "done", "the team has nothing left to try"
@@ -602,7 +624,7 @@ class Scheduler:
                 delay = self._record_failure(team.id)
                 detail = f"turn failed ({error.kind}): {error.message}; retry in {delay:g} s"
                 log.warning("team %s: %s", team.id, detail)
-        if detail is None or outcome == "done":
+        if detail is None or outcome in ("done", approvals.AWAITING):
             self._failures.pop(team.id, None)
         if outcome == "paused" and runtime.signals.pause_reason is None:
             await self._on_pause(team.id, detail or "paused")

@@ -22,6 +22,7 @@ from justkernel.settings.models import ModelPreset
 from justkernel.settings.redaction import scrub
 
 if TYPE_CHECKING:
+    from justkernel.agents.approval_desk import ApprovalDesk
     from justkernel.agents.middleware.events import SourceTracker
 
 TEXT_LIMIT = 2000
@@ -60,6 +61,8 @@ class Governance:
     watchdog: Watchdog
     on_pause: Callable[[str, str], Awaitable[None]]  # (team, reason)
     seen_input_tokens: dict[str, int] = field(default_factory=dict)  # last prompt per provider
+    # approval modes of supervised teams (None: no call ever asks a person)
+    approvals: ApprovalDesk | None = None
 
 
 @dataclass(frozen=True)

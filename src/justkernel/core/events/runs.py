@@ -102,7 +102,7 @@ class TeamTurnEnd(_TeamArea):
     """A team's turn ended."""
 
     KIND: ClassVar[str] = "team.turn_end"
-    status: str | None = described("idle, done, paused")
+    status: str | None = described("idle, done, paused, awaiting_approval")
     detail: str | None = described("why, when it was not a plain end")
 
 
