@@ -10,6 +10,7 @@ from click.testing import Result
 from langchain_openai.chat_models import _client_utils
 from typer.testing import CliRunner
 
+from justkernel.cli import common
 from justkernel.cli.main import app
 from justkernel.settings.config import Settings
 
@@ -23,6 +24,10 @@ def run_cli(settings: Settings, *args: str, **extra_env: str) -> Result:
         "JUSTKERNEL_MODELS_LOCAL_FILE": str(settings.models_local_file),
         **extra_env,
     }
+    # a fresh process reads COLUMNS when it makes its consoles; these were made once, at import,
+    # with whatever width the first test had: give them this call's, or a pipe's 80
+    for console in (common.console, common.err_console):
+        console.width = int(extra_env.get("COLUMNS", "80"))
     try:
         return CliRunner().invoke(app, list(args), env=env)
     finally:
