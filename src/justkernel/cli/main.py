@@ -23,6 +23,7 @@ app = typer.Typer(
 def _register() -> None:
     from justkernel.cli import (
         a2a_cmd,
+        approvals_cmd,
         bundle_cmds,
         check_cmd,
         demo_cmd,
@@ -51,6 +52,7 @@ def _register() -> None:
         demo_cmd,
         report_cmd,
         a2a_cmd,
+        approvals_cmd,
     ):
         module.register(app)
 

@@ -13,12 +13,14 @@ from rich.live import Live
 from rich.table import Table
 
 from justkernel.cli.common import console, fail, settings_or_exit
+from justkernel.core.approvals import ApprovalMode
 from justkernel.core.targets import TOOLCHAIN_IDS
 from justkernel.evaluation.connect import JudgeStartError
 from justkernel.evaluation.protocol import JudgeError
 from justkernel.settings.config import ConfigError, Settings
 
 Target = enum.Enum("Target", {t: t for t in TOOLCHAIN_IDS}, type=str)  # typer's choices
+Mode = enum.Enum("Mode", {m.value: m.value for m in ApprovalMode}, type=str)
 
 if TYPE_CHECKING:  # the agent stack takes seconds to import: only `run` pays for it
     from justkernel.lab import Lab
@@ -73,6 +75,14 @@ def run_command(
             case_sensitive=False,
         ),
     ] = None,
+    approval_mode: Annotated[
+        Mode | None,
+        typer.Option(
+            help="Supervise the run's teams: read_only or ask stop chosen tool calls for a "
+            "person (`justkernel approvals`); auto never asks. Default: the run's own (auto).",
+            case_sensitive=False,
+        ),
+    ] = None,
 ) -> None:
     """Run teams headless; every step is an event in the log."""
     from justkernel.governance.budget import BudgetCaps
@@ -97,6 +107,7 @@ def run_command(
                 config,
                 judger=judger,
                 toolchain=toolchain.value if toolchain is not None else None,
+                approval_mode=approval_mode.value if approval_mode is not None else None,
             )
         )
     except (ConfigError, ValueError, LookupError, JudgeError, JudgeStartError) as exc:
@@ -115,6 +126,7 @@ async def _run(
     *,
     judger: bool = True,
     toolchain: str | None = None,
+    approval_mode: str | None = None,
 ) -> None:
     """An adapter over `app.RunSession`: signals set its stop, a live table shows its figures."""
     from justkernel.app import RunSession, TeamPlan, open_runtime
@@ -142,6 +154,8 @@ async def _run(
                 runtime, name, meta=meta, config=config, teams=plans, toolchain=toolchain
             )
         run_id = session.run_id
+        if approval_mode is not None:
+            await _apply_mode(runtime.lab, run_id, approval_mode)
         console.print(
             f"run [bold]{run_id}[/] — {teams} team(s), model {model}, target {session.toolchain}"
         )
@@ -163,10 +177,39 @@ async def _run(
                     await asyncio.wait_for(asyncio.shield(dispatch), 1.0)
         reason = dispatch.result()
         console.print(figures_table(await session.figures(), f"{run_id}: {reason}"))
+        await _say_waiting(runtime.lab, run_id)
         if stuck := await _all_paused(runtime.lab, run_id):
             for line in stuck:
                 console.print(line, highlight=False, soft_wrap=True)
             raise typer.Exit(1)
+
+
+async def _apply_mode(lab: Lab, run_id: str, mode: str) -> None:
+    """`--approval-mode`: the run's default and every team's own mode (a team the dashboard
+    set apart follows the flag too: it says how the whole run is supervised)."""
+    from justkernel.agents.approval_desk import ApprovalDesk
+
+    desk = ApprovalDesk.of(lab)
+    await desk.set_mode(run_id, None, mode, by="cli")
+    own = await desk.modes(run_id)
+    for team in await lab.teams.list(run_id, include_exited=False):
+        if team.id in own and own[team.id] != mode:
+            await desk.set_mode(run_id, team.id, mode, by="cli")
+    console.print(f"approval mode {mode} for the teams of {run_id}")
+
+
+async def _say_waiting(lab: Lab, run_id: str) -> None:
+    """Cards still waiting when the run stops: they wait in the store for `--resume`."""
+    from justkernel.agents.approval_desk import ApprovalDesk
+
+    waiting = await ApprovalDesk.of(lab).pending(run_id)
+    if waiting:
+        console.print(
+            f"{len(waiting)} tool call(s) wait for approval: `justkernel approvals list {run_id}`, "
+            f"then `justkernel run --resume {run_id}`",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 async def _all_paused(lab: Lab, run_id: str) -> list[str]:
