@@ -46,6 +46,7 @@ from justkernel.core.events.runs import (
     TeamTurnEnd,
 )
 from justkernel.events import Event, EventLog
+from justkernel.reports.approvals_fold import ApprovalsFold
 from justkernel.reports.judger_fold import JudgerFold
 from justkernel.reports.team_state import Job, TeamState, Usage
 
@@ -70,6 +71,7 @@ class RunState:
     dispatch_reason: str | None = None
     edges: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
     judger: JudgerFold = field(default_factory=JudgerFold)
+    approvals: ApprovalsFold = field(default_factory=ApprovalsFold)
     jobs: list[Job] = field(default_factory=list)
     providers: dict[str, Usage] = field(default_factory=dict)
     members: dict[tuple[str, str], Usage] = field(default_factory=dict)  # (team, role)
@@ -444,6 +446,10 @@ _HANDLERS: dict[str, Any] = {
     "judger.approval": lambda s, e, p: s.judger.approval(e, p),
     "judger.submission": lambda s, e, p: s.judger.submission(e, p),
     "official.result": RunState._official,
+    "approval.requested": lambda s, e, p: s.approvals.requested(e, p),
+    "approval.decided": lambda s, e, p: s.approvals.decided(e, p),
+    "approval.grant_revoked": lambda s, e, p: s.approvals.grant_revoked(e, p),
+    "approval.mode_changed": lambda s, e, p: s.approvals.mode_changed(e, p),
 }
 
 FOLDED_KINDS = tuple(sorted(_HANDLERS))

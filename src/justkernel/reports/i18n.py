@@ -26,6 +26,12 @@ ZH: dict[str, str] = {
     "Best cycles over time": "最佳周期数随时间变化",
     "Official results per point": "各测试点的官方结果",
     "Judger decisions and approvals": "评审决定与审批",
+    "Approvals": "工具调用审批",
+    "tool call": "工具调用",
+    "decision": "决定",
+    "by": "决定人",
+    "reason": "理由",
+    "request or grant": "请求或授权",
     # table headers
     "team": "队伍",
     "model": "模型",
@@ -93,6 +99,10 @@ WORDS: dict[str, str] = {
     "reject": "拒绝",
     "approve": "批准",
     "approved": "已批准",
+    "approved, remembered": "已批准并记住",
+    "pending": "待审批",
+    "grant revoked": "授权已撤销",
+    "mode changed": "模式已更改",
     "unavailable": "不可用",
     "receipt": "回执",
     "tree SHA-256": "目录树 SHA-256",
@@ -124,6 +134,7 @@ WORDS: dict[str, str] = {
     ),
     "No team has a measured receipt yet.": "还没有队伍得到测量回执。",
     "No official result yet.": "还没有官方结果。",
+    "No tool call of this run asked a person for approval.": "本次运行没有需要人工审批的工具调用。",
     "The Judger has not frozen a candidate in this run.": "评审在此运行中尚未冻结任何候选。",
     "The receipt names no trace for this case: figures only.": (
         "该回执没有此用例的追踪：仅显示数据。"

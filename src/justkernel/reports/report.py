@@ -345,6 +345,30 @@ def _judger(state: RunState) -> Section:
     return section
 
 
+def _approvals(state: RunState) -> Section:
+    """Every person's decision on a supervised team's tool calls (approval modes), and the
+    cards still waiting."""
+    section = Section("Approvals")
+    rows = [
+        [
+            f"#{r['seq']}",
+            _team_label(state, r["team"]) if r["team"] else None,
+            r["what"],
+            r["decision"],
+            r["by"],
+            r["reason"],
+            r["ref"],
+        ]
+        for r in state.approvals.rows()
+    ]
+    if not rows:
+        section.blocks.append("No tool call of this run asked a person for approval.")
+        return section
+    header = ["event", "team", "tool call", "decision", "by", "reason", "request or grant"]
+    section.blocks.append(Table(header, rows))
+    return section
+
+
 async def build_document(lab: Lab, run_id: str, *, plot_file: str | None = None) -> Document:
     run = await lab.runs.get(run_id)
     state = await fold_run(lab, run_id)
@@ -367,6 +391,7 @@ async def build_document(lab: Lab, run_id: str, *, plot_file: str | None = None)
             plot,
             _official(state),
             _judger(state),
+            _approvals(state),
         ],
     )
 
