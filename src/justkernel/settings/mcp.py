@@ -72,8 +72,8 @@ class _Server(BaseModel):
 
     tools: list[Annotated[str, Field(pattern=TOOL_NAME)]] = Field(min_length=1)
     teams: list[Annotated[str, Field(min_length=1, max_length=80)]] = Field(min_length=1)
-    # the seam for approval modes (issue #17, 4): what a supervised team must ask before
-    # calling; read by no one yet
+    # approval modes (core.approvals): in ask mode a supervised team asks a person before
+    # calling this server's tools unless this is false (read_only asks for every MCP tool)
     needs_approval: bool = True
     max_result_chars: int = Field(default=DEFAULT_RESULT_CHARS, gt=0, le=MAX_RESULT_CHARS)
     timeout_seconds: float = Field(default=60.0, gt=0, le=600)

@@ -8,8 +8,8 @@
   untrusted text (`results`); the server gets no sampling (no model of the lab's) and no roots.
 - Counted: the harness' events middleware wraps these calls as it wraps every tool, so each
   call is a `tool.call` / `tool.result` pair like a lab tool's.
-- Approval: each tool carries `metadata["needs_approval"]` from its server's entry, the seam
-  for approval modes (issue #17, 4), which do not exist yet.
+- Approval: each tool carries `metadata["needs_approval"]` from its server's entry, which the
+  approvals middleware reads (`core.approvals.needs_approval`, its `declared`).
 
 Tools are listed once per server for the toolbox's life (a scheduler's); each call opens its
 own session (a stdio server is started for the call and stopped after it), so no server
