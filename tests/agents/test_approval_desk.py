@@ -145,3 +145,14 @@ async def test_a_mode_set_elsewhere_counts_after_a_refresh(lab: Lab) -> None:
     assert await ours.check(run.id, "team-001", "write_file", {}) is None  # cached
     await ours.refresh(run.id)
     assert await ours.check(run.id, "team-001", "write_file", {}) is ApprovalMode.READ_ONLY
+
+
+async def test_a_grant_given_up_front_lets_the_calls_through(lab: Lab) -> None:
+    run = await lab.runs.create("desk grant")
+    desk = ApprovalDesk.of(lab)
+    await desk.set_mode(run.id, "team-001", ApprovalMode.ASK, by="ana")
+    grant = await desk.add_grant(run.id, "team-001", "send_message", by="ana")
+    assert grant.request_id is None and grant.kind is None
+    assert await desk.check(run.id, "team-001", "send_message", {"to": "all"}) is None
+    assert await desk.check(run.id, "team-002", "send_message", {}) is None  # auto
+    assert await desk.check(run.id, "team-001", "record_experience", {}) is ApprovalMode.ASK

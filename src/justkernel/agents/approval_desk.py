@@ -90,6 +90,21 @@ def request_id_for(run_id: str, team_id: str, call_key: str) -> str:
     return f"apr-{digest[:16]}"
 
 
+def _grant(
+    run_id: str, team_id: str, tool: str, kind: str | None, by: str, request_id: str | None
+) -> Grant:
+    return Grant(
+        id=f"grant-{secrets.token_hex(6)}",
+        run_id=run_id,
+        team_id=team_id,
+        tool=tool,
+        kind=kind,
+        created_by=by,
+        created_at=utc_now_iso(),
+        request_id=request_id,
+    )
+
+
 @dataclass
 class _RunCache:
     modes: dict[str, ApprovalMode]
@@ -250,16 +265,7 @@ class ApprovalDesk:
 
     # -- grants ----------------------------------------------------------------------------
     def _new_grant(self, request: ApprovalRequest, by: str) -> Grant:
-        return Grant(
-            id=f"grant-{secrets.token_hex(6)}",
-            run_id=request.run_id,
-            team_id=request.team_id,
-            tool=request.tool,
-            kind=request.kind,
-            created_by=by,
-            created_at=utc_now_iso(),
-            request_id=request.id,
-        )
+        return _grant(request.run_id, request.team_id, request.tool, request.kind, by, request.id)
 
     async def _grant_added(self, grant: Grant) -> None:
         if grant.run_id in self._cache:
@@ -280,15 +286,7 @@ class ApprovalDesk:
         self, run_id: str, team_id: str, tool: str, kind: str | None = None, *, by: str
     ) -> Grant:
         """A grant given up front, without a request (a person trusts the team's calls)."""
-        grant = Grant(
-            id=f"grant-{secrets.token_hex(6)}",
-            run_id=run_id,
-            team_id=team_id,
-            tool=tool,
-            kind=kind,
-            created_by=by[:100],
-            created_at=utc_now_iso(),
-        )
+        grant = _grant(run_id, team_id, tool, kind, by[:100], None)
         await self.store.add_grant(grant)
         await self._grant_added(grant)
         return grant

@@ -7,7 +7,7 @@ rows are durable, so a lab killed while a card waits resumes the same way after 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,7 @@ from langgraph.types import Command, Interrupt
 
 from justkernel.agents.approval_desk import ApprovalDesk, Decision
 from justkernel.agents.middleware.approvals import approval_interrupt
+from justkernel.store.teams import Team
 
 AWAITING = "awaiting_approval"
 
@@ -69,3 +70,10 @@ async def resume_command(desk: ApprovalDesk, interrupts: Iterable[Interrupt]) ->
         if decision is not None:
             values[item.id] = decision.resume_value()
     return Command(resume=values)
+
+
+async def asking(desk: ApprovalDesk, run_id: str, teams: Sequence[Team]) -> set[str]:
+    """The teams with a card still waiting (one read, and none while no team waits)."""
+    if not any(t.status == AWAITING for t in teams):
+        return set()
+    return {card.team_id for card in await desk.pending(run_id)}

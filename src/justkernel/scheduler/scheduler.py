@@ -172,6 +172,7 @@ class Scheduler:
         self._running: dict[str, asyncio.Task[None]] = {}
         self._requests_after: int | None = None  # resume requests up to this seq are answered
         self._shown: dict[str, list[str]] = {}  # board messages a turn's prompt named, per team
+        self._asking: set[str] = set()  # teams with a card waiting for a person, this pass
         self.stopped_reason: str | None = None
 
     # -- teams -----------------------------------------------------------------------------
@@ -412,9 +413,7 @@ class Scheduler:
         if team.id in self._running or team.status in ("done", "exited"):
             return False
         if team.status == approvals.AWAITING:  # its turn goes on once every card is decided
-            return self.stopped_reason is None and not await self.approvals.pending(
-                self.run_id, team.id
-            )
+            return self.stopped_reason is None and team.id not in self._asking
         if asyncio.get_running_loop().time() < self._not_before.get(team.id, 0.0):
             return False
         if team.status == "paused":
@@ -486,7 +485,9 @@ class Scheduler:
                 # waiting for is already on the board, so a team it is for is woken below
                 waiting = busy is not None and not self._running and await busy()
                 teams = await self.registry.list(self.run_id, include_exited=False)
-                # a team waiting for a person has work left: the run waits with it
+                # a team waiting for a person has work left: the run waits with it; one read
+                # a pass says which of them still wait
+                self._asking = await approvals.asking(self.approvals, self.run_id, teams)
                 waiting = waiting or any(t.status == approvals.AWAITING for t in teams)
                 for team in teams:
                     if await self._eligible(team):
@@ -561,6 +562,8 @@ class Scheduler:
                         self.run_id, team.id, approvals.AWAITING, waiting.reason()
                     )
                     return
+                # a grant remembered from another process counts for the resumed call's kin
+                await self.approvals.refresh(self.run_id)
                 turn_input = await approvals.resume_command(self.approvals, snapshot.interrupts)
         else:
             first = not snapshot.values.get("messages")
