@@ -13,6 +13,7 @@ from typing import Any
 
 from justkernel.app import LabRuntime
 from justkernel.core.approvals import ApprovalMode
+from justkernel.core.reasons import ReasonCode
 from justkernel.scheduler.scheduler import Scheduler, SchedulerConfig
 from tests.support.labs import scripted_preset
 from tests.support.openai_server import OpenAIServer, Reply, ToolCall, Usage
@@ -102,7 +103,7 @@ async def test_ask_waits_for_a_full_simulation_then_approve_and_remember(
         assert open_plan.status == "planned"
 
         await desk.decide(card.id, approve=True, remember=True, by="ana", reason="go ahead")
-        assert await asyncio.wait_for(task, 600) == "no team has work left"
+        assert (await asyncio.wait_for(task, 600)).code == ReasonCode.NO_WORK
         assert not server.handler_errors
 
     plans = await runtime.lab.experiments.list(run_id, team_id)
@@ -124,7 +125,7 @@ async def test_a_rejection_answers_the_call_with_the_reason(runtime: LabRuntime)
         desk = scheduler.approvals
         (card,) = await _until(lambda: desk.pending(run_id), "a card for the simulation")
         await desk.decide(card.id, approve=False, by="ana", reason="probe it first")
-        assert await asyncio.wait_for(task, 600) == "no team has work left"
+        assert (await asyncio.wait_for(task, 600)).code == ReasonCode.NO_WORK
         answered = [t for b in server.chat_bodies for t in _tool_messages(b)]
 
     (plan,) = await runtime.lab.experiments.list(run_id, team_id)
@@ -156,7 +157,7 @@ async def test_read_only_blocks_a_write_until_a_person_decides(runtime: LabRunti
         # the read and the plan passed without asking
         assert len(await runtime.lab.experiments.list(run_id, team_id)) == 1
         await desk.decide(card.id, approve=False, by="ana", reason=None)
-        assert await asyncio.wait_for(task, 600) == "no team has work left"
+        assert (await asyncio.wait_for(task, 600)).code == ReasonCode.NO_WORK
         answered = [t for b in server.chat_bodies for t in _tool_messages(b)]
     assert not (team.workspace / NOTE.lstrip("/")).exists()
     assert any("rejected by a person" in t and "read-only" in t for t in answered)
@@ -170,7 +171,7 @@ async def test_auto_never_asks(runtime: LabRuntime) -> None:
     ]
     async with OpenAIServer(_script(steps), api_key=KEY) as server:
         scheduler, run_id, team_id, task = await _start(runtime, server, "auto", ApprovalMode.AUTO)
-        assert await asyncio.wait_for(task, 600) == "no team has work left"
+        assert (await asyncio.wait_for(task, 600)).code == ReasonCode.NO_WORK
     team = await runtime.lab.teams.get(run_id, team_id)
     assert (team.workspace / NOTE.lstrip("/")).read_text() == "a note\n"
     assert await scheduler.approvals.requests(run_id) == []

@@ -11,6 +11,7 @@ from typing import Any
 
 from justkernel.app import LabRuntime
 from justkernel.core.approvals import ApprovalMode
+from justkernel.core.reasons import ReasonCode
 from justkernel.settings.mcp import mcp_file
 from tests.agents.test_approvals import _until
 from tests.agents.test_mcp_tools import stdio_toml
@@ -58,7 +59,7 @@ async def _cards_in(runtime: LabRuntime, mode: ApprovalMode) -> tuple[list[str],
                 asked.append(card.tool)
                 await desk.decide(card.id, approve=True, by="ana")
             await asyncio.wait([task], timeout=0.2)
-        assert task.result() == "no team has work left"
+        assert (task.result()).code == ReasonCode.NO_WORK
         assert not arranged.server.handler_errors
         answers = _answers(arranged.server.chat_bodies[-1])
     return asked, answers
@@ -93,7 +94,7 @@ async def test_the_desk_waits_for_a_card_before_the_team_goes_on(runtime: LabRun
         await asyncio.sleep(2)
         assert len(arranged.server.chat_bodies) == served  # the team waits; no model call
         await desk.decide(card.id, approve=False, by="ana", reason="use the spec")
-        assert await asyncio.wait_for(task, 300) == "no team has work left"
+        assert (await asyncio.wait_for(task, 300)).code == ReasonCode.NO_WORK
         answers = _answers(arranged.server.chat_bodies[-1])
     assert (
         "rejected by a person" in answers["docs_search"]

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from justkernel.app import LabRuntime
+from justkernel.core.reasons import ReasonCode
 from justkernel.governance.budget import BudgetCaps
 from justkernel.scheduler.scheduler import Scheduler, SchedulerConfig
 from justkernel.settings.models import ModelPreset
@@ -281,4 +282,4 @@ async def test_an_unknown_member_preset_is_refused_naming_the_role_and_preset(
     stored = await scheduler.registry.get(run.id, team.id)
     assert stored.status == "paused"
     assert "member 'analyst': unknown model preset 'later-gone'" in (stored.status_reason or "")
-    assert reason == "no team has work left"
+    assert reason.code == ReasonCode.NO_WORK

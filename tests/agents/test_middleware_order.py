@@ -24,6 +24,7 @@ from justkernel.agents.harness import team_middleware
 from justkernel.agents.middleware import Governance, Seat, TeamPaused, TeamSignals
 from justkernel.agents.middleware.events import SourceTracker
 from justkernel.agents.tools import TeamContext
+from justkernel.core.reasons import Reason, ReasonCode
 from justkernel.governance.budget import BudgetCaps, BudgetGovernor
 from justkernel.governance.limits import ModelCallLimiter, ProviderPaused
 from justkernel.governance.watchdog import Watchdog, WatchdogLimits
@@ -103,7 +104,8 @@ async def test_a_call_the_budget_refuses_takes_no_slot_and_logs_nothing(team: Te
     with pytest.raises(TeamPaused):
         await agent.ainvoke(HELLO)
     assert team.signals.pause_reason is not None
-    assert team.signals.pause_reason.startswith("budget:")
+    assert team.signals.pause_reason.code == ReasonCode.TEAM_CAP
+    assert team.signals.pause_reason.text().startswith("budget: team ")
     assert team.pauses == [(team.ctx.team_id, team.signals.pause_reason)]
     assert team.signals.failed_provider is None
     assert limiter.peak == 0
@@ -142,6 +144,6 @@ async def test_an_inbox_read_is_acked_even_when_the_watchdog_ends_the_turn(team:
     stalled = WatchdogLimits(pause_responses=0)  # the next model call is one too many
     agent = team.agent(BudgetCaps(), ModelCallLimiter(), stalled)
     await agent.ainvoke({"messages": history})  # ends before the model: nothing raised
-    assert team.signals.pause_reason == "no progress: paused by the stall watchdog"
+    assert team.signals.pause_reason == Reason.of(ReasonCode.WATCHDOG)
     assert await team.board.delivery_states(run, news.id) == {member: "acked"}
     assert "model.response" not in await team.kinds()

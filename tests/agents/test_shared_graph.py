@@ -18,6 +18,7 @@ import pytest
 
 from justkernel.agents.binding import CallBackend, CallContext
 from justkernel.app import LabRuntime
+from justkernel.core.reasons import ReasonCode
 from justkernel.scheduler.scheduler import SchedulerConfig
 from tests.support.labs import scripted_preset
 from tests.support.openai_server import OpenAIServer, Reply, ToolCall, Usage
@@ -64,7 +65,7 @@ async def test_two_teams_share_one_graph_and_keep_their_work_apart(runtime: LabR
         run = await runtime.lab.runs.create("shared graph")
         scheduler = runtime.scheduler(run.id, SchedulerConfig(model_calls=2))
         teams = [await scheduler.add_team("scripted") for _ in range(2)]
-        assert await scheduler.run(seconds=120) == "no team has work left"
+        assert (await scheduler.run(seconds=120)).code == ReasonCode.NO_WORK
         assert not server.handler_errors
 
     assert len(scheduler.graphs) == 1  # both teams ran on one compiled graph

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from justkernel.app import LabRuntime, RunSession, TeamPlan, open_runtime
+from justkernel.core.reasons import ReasonCode
 from justkernel.lab import open_lab
 from justkernel.settings.config import ConfigError, Settings
 
@@ -75,18 +76,19 @@ async def test_a_stopped_run_logs_its_summary_only_when_stopping_ends_it(
     assert await session.open_judger(judge_required=True) is None  # judging is off
 
     session.stop.set()  # a dashboard pause: not the run's end
-    assert await session.drive(None, summarise_stop=False) == "stopped"
+    assert (await session.drive(None, summarise_stop=False)).code == ReasonCode.STOPPED
     assert "run.summary" not in await _kinds(session_runtime, session.run_id)
 
     again = await RunSession.reopen(session_runtime, session.run_id, None)
     again.stop.set()  # Ctrl-C on `justkernel run`: the run ends here
-    assert await again.begin(None, summarise_stop=True) == "stopped"
+    assert (await again.begin(None, summarise_stop=True)).code == ReasonCode.STOPPED
     summaries = [
         e.payload
         async for e in session_runtime.lab.events.iter_all(session.run_id)
         if e.kind == "run.summary"
     ]
     assert len(summaries) == 1 and summaries[0]["reason"] == "stopped"
+    assert summaries[0]["reason_code"] == "stopped"
     assert {t["team_id"] for t in summaries[0]["teams"]} == {t.id for t in teams}
 
 
@@ -110,7 +112,7 @@ async def test_the_judgers_busy_keeps_the_run_open_and_it_stops_before_the_summa
     session = await RunSession.start(session_runtime, "judged", meta={}, config=None, teams=[])
     judger = StandInJudger(busy_answers=2)
     session.judger = judger  # type: ignore[assignment]  # the Judger's seams, nothing else
-    assert await session.drive(None, summarise_stop=False) == "no team has work left"
+    assert (await session.drive(None, summarise_stop=False)).code == ReasonCode.NO_WORK
     assert judger.asked == 3  # asked until it expected nothing more
     assert judger.saw_stop
     assert (await _kinds(session_runtime, session.run_id))[-1] == "run.summary"
@@ -121,5 +123,5 @@ async def test_a_crashed_judger_costs_the_run_its_judger_not_its_summary(
 ) -> None:
     session = await RunSession.start(session_runtime, "crash", meta={}, config=None, teams=[])
     session.judger = StandInJudger(busy_answers=0, crash=True)  # type: ignore[assignment]
-    assert await session.drive(None, summarise_stop=False) == "no team has work left"
+    assert (await session.drive(None, summarise_stop=False)).code == ReasonCode.NO_WORK
     assert (await _kinds(session_runtime, session.run_id))[-1] == "run.summary"

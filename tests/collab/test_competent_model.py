@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from justkernel.app import LabRuntime, open_runtime
+from justkernel.core.reasons import ReasonCode
 from justkernel.core.receipts import Receipt
 from justkernel.judger.settings import JudgerSettings
 from justkernel.paths import resources_dir
@@ -99,7 +100,7 @@ async def _walked(
 ) -> None:
     """What the walk must have left in the lab's records and the model's view."""
     assert server.handler_errors == [], server.handler_errors
-    assert reason == "no team has work left", reason
+    assert reason.code == ReasonCode.NO_WORK, reason
     [team] = await runtime.lab.teams.list(run_id)
     assert team.status == "done", (team.status, team.status_reason)
 

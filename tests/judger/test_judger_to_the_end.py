@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from justkernel.app import LabRuntime, RunSession
+from justkernel.core.reasons import ReasonCode
 from justkernel.judger.approvals import decide
 from justkernel.judger.settings import JudgerSettings
 from justkernel.store.candidates import CandidateStore
@@ -63,7 +64,7 @@ async def test_a_run_past_its_time_limit_waits_for_the_human_and_the_official_re
     await decide(runtime.lab, store, run.id, candidate.id, "approved", "test")
     async with asyncio.timeout(WAIT):
         reason = await driving
-    assert reason == "time limit reached"
+    assert reason.code == ReasonCode.TIME_LIMIT
     assert (await store.get(run.id, candidate.id)).status == "official_pass"
     results = await runtime.lab.events.read(run.id, kinds=["official.result"])
     assert [e.payload["candidate_id"] for e in results] == [candidate.id]
@@ -100,5 +101,5 @@ async def test_stop_ends_a_run_whose_judger_still_waits(
     assert not driving.done()
     session.stop.set()
     async with asyncio.timeout(WAIT):
-        assert await driving == "time limit reached"
+        assert (await driving).code == ReasonCode.TIME_LIMIT
     assert (await store.get(run.id, candidate.id)).status == "awaiting_approval"  # still asks

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 
 from justkernel.app import LabRuntime, open_runtime
+from justkernel.core.reasons import ReasonCode
 from justkernel.evaluation.official_client import HttpJudgeClient, JudgeClientConfig
 from justkernel.judger.judger import Judger
 from justkernel.judger.settings import JudgerSettings
@@ -72,7 +73,7 @@ async def test_results_reach_every_team_once_across_a_restart(
         reason = await scheduler.run(seconds=TIMEOUT, busy=judger.busy)
         stop.set()
         await judging
-        assert reason == "no team has work left"
+        assert reason.code == ReasonCode.NO_WORK
 
         board = scheduler.board
         results = [

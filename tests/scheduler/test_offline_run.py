@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from justkernel.app import LabRuntime
+from justkernel.core.reasons import ReasonCode
 from justkernel.core.receipts import Receipt
 from justkernel.lab import open_lab
 from justkernel.scheduler.scheduler import SchedulerConfig
@@ -51,7 +52,7 @@ async def test_four_offline_teams_end_below_the_baseline_with_matching_receipts(
     scheduler = runtime.scheduler(run.id, SchedulerConfig())
     teams = [await scheduler.add_team("offline") for _ in range(4)]
     reason = await scheduler.run(seconds=900)
-    assert reason == "no team has work left"
+    assert reason.code == ReasonCode.NO_WORK
 
     baseline = None
     for team in teams:

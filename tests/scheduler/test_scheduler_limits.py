@@ -11,6 +11,7 @@ import pytest
 
 from justkernel.app import LabRuntime
 from justkernel.core.events.runs import DispatchStarted
+from justkernel.core.reasons import ReasonCode
 from justkernel.governance.budget import BudgetCaps
 from justkernel.scheduler.scheduler import ProviderNotPaused, SchedulerConfig
 from justkernel.settings.config import Settings
@@ -47,9 +48,10 @@ async def test_a_model_that_only_reads_is_nudged_at_12_and_paused_at_24(
     assert len(responses) == 24
     paused = [p for kind, _, p in events if kind == "team.paused"]
     assert paused and paused[0]["reason"].startswith("no progress")
+    assert paused[0]["reason_code"] == "watchdog" and paused[0]["reason_params"] == {}
     stored = await scheduler.registry.get(run.id, team.id)
     assert stored.status == "paused" and stored.status_reason.startswith("no progress")
-    assert reason == "no team has work left"
+    assert reason.code == ReasonCode.NO_WORK
     # the nudge reached the model as a message
     assert any("Watchdog" in json.dumps(b) for b in server.chat_bodies[12:13])
 
@@ -73,7 +75,7 @@ async def test_a_401_pauses_dispatch_for_the_provider_with_the_reason(
         stored = await scheduler.registry.get(run.id, team.id)
         assert stored.status == "paused"
         assert "provider scripted paused" in (stored.status_reason or "")  # the connection
-    assert reason == "no team has work left"
+    assert reason.code == ReasonCode.NO_WORK
     assert requests_made <= 2  # one failing call per team at most, then nothing is dispatched
     # resuming is one action: the teams are eligible again
     resumed = await scheduler.resume_provider("scripted")
@@ -150,8 +152,10 @@ async def test_the_run_stops_dispatching_before_the_cost_cap_is_crossed(
     assert sum(costs) <= 0.25 + 1e-9
     assert len(costs) == served  # every call the server answered is accounted for
     assert len(costs) >= 5
-    assert reason.startswith("budget")
+    assert reason.code == ReasonCode.RUN_CAP and reason.params == {"cap": 0.25, "unit": "USD"}
+    assert reason.text() == "budget: the run would exceed its cap of 0.25 USD with this call"
     assert any(kind == "team.paused" and p["reason"].startswith("budget") for kind, _, p in events)
+    assert any(kind == "team.paused" and p["reason_code"] == "run_cap" for kind, _, p in events)
 
 
 async def test_token_usage_recorded_is_what_the_server_reported(runtime: LabRuntime) -> None:

@@ -9,7 +9,7 @@ import asyncio
 
 import httpx
 
-from justkernel.core.events.runs import PAUSED_FOR, ProviderPaused, TeamPaused
+from justkernel.core.events.runs import ProviderPaused, TeamPaused
 from justkernel.lab import open_lab
 from justkernel.settings.config import Settings
 from tests.support.server import folder_server
@@ -29,7 +29,8 @@ async def _paused_run(settings: Settings) -> tuple[str, str]:
             model_label="offline",
             workspaces_dir=settings.workspaces_dir,
         )
-        reason = f"{PAUSED_FOR % PROVIDER}: the provider refused the API key (401)"
+        # the words alone, as a log written before reason codes holds them
+        reason = f"provider {PROVIDER} paused: the provider refused the API key (401)"
         await lab.events.append(run.id, ProviderPaused(provider=PROVIDER, kind="auth"))
         await lab.teams.set_status(run.id, team.id, "paused", reason)
         await lab.events.append(run.id, TeamPaused(reason=reason), team=team.id)
@@ -51,6 +52,12 @@ def test_the_resume_button_route_resumes_a_paused_provider_once() -> None:
         with httpx.Client(base_url=server.base_url, cookies=signed.cookies, timeout=60) as api:
             view = api.get(f"/api/runs/{run_id}/view").json()
             assert PROVIDER in view["paused_providers"]  # what shows the button
+            (team,) = view["teams"]  # an old event's words arrive as their code
+            assert team["status_reason_code"] == "provider_paused"
+            assert team["status_reason_params"] == {
+                "connection": PROVIDER,
+                "message": "the provider refused the API key (401)",
+            }
             foreign = api.post(url, headers={"Origin": "http://evil.example"})
             assert foreign.status_code == 403, foreign.text
 

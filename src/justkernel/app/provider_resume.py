@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from justkernel.core.events.runs import (
-    PAUSED_FOR,
     DispatchStarted,
     DispatchStopped,
     ProviderPaused,
@@ -29,6 +28,7 @@ from justkernel.core.events.runs import (
     ProviderResumeRequested,
     TeamResumed,
 )
+from justkernel.core.reasons import waits_for
 from justkernel.lab import Lab
 from justkernel.store.teams import Team
 
@@ -74,10 +74,8 @@ async def is_driven(lab: Lab, run_id: str) -> bool:
 
 
 def paused_for(team: Team, connection: str) -> bool:
-    """The team waits for `connection` (its status reason says `PAUSED_FOR`)."""
-    return team.status == "paused" and (team.status_reason or "").startswith(
-        PAUSED_FOR % connection + ":"
-    )
+    """The team waits for `connection` (its status reason is a provider pause for it)."""
+    return team.status == "paused" and waits_for(team.status_reason) == connection
 
 
 async def paused_teams(lab: Lab, run_id: str, connection: str) -> list[str]:
@@ -88,12 +86,10 @@ async def paused_teams(lab: Lab, run_id: str, connection: str) -> list[str]:
 
 async def paused_connections(lab: Lab, run_id: str) -> dict[str, list[str]]:
     """Connection -> the run's teams paused waiting for it."""
-    prefix, _, _ = PAUSED_FOR.partition("%s")
     out: dict[str, list[str]] = {}
     for team in await lab.teams.list(run_id, include_exited=False):
-        reason = team.status_reason or ""
-        if team.status == "paused" and reason.startswith(prefix) and " paused: " in reason:
-            connection = reason[len(prefix) :].split(" paused: ", 1)[0]
+        connection = waits_for(team.status_reason)
+        if team.status == "paused" and connection is not None:
             out.setdefault(connection, []).append(team.id)
     return out
 

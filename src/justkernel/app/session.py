@@ -25,6 +25,7 @@ from justkernel.core.events.runs import (
     RunSummary,
     ToolchainPreparing,
 )
+from justkernel.core.reasons import Reason, ReasonCode
 from justkernel.events.log import READ_PAGE, EventLog
 from justkernel.settings.config import ConfigError
 from justkernel.store import Run
@@ -35,8 +36,8 @@ if TYPE_CHECKING:  # the agent stack takes seconds to import: only a driven run 
     from justkernel.scheduler.summary import RunFigures
 
 log = logging.getLogger("justkernel.app.session")
-STOPPED = "stopped"  # the reason `Scheduler.run` gives when `stop` was set
-NO_WORK = "no team has work left"  # its reason once `busy` (the Judger) said no more, too
+STOPPED = ReasonCode.STOPPED  # the reason `Scheduler.run` gives when `stop` was set
+NO_WORK = ReasonCode.NO_WORK  # its reason once `busy` (the Judger) said no more, too
 DRAIN_POLL_SECONDS = 0.5  # how often a run whose teams stopped asks the Judger if it is done
 
 
@@ -131,7 +132,7 @@ class RunSession:
         self.judger = self.runtime.judger(self.scheduler, client) if client is not None else None
         return self.judger
 
-    async def drive(self, seconds: float | None, *, summarise_stop: bool) -> str:
+    async def drive(self, seconds: float | None, *, summarise_stop: bool) -> Reason:
         """Dispatch the teams while the Judger works beside them, until the teams are done,
         the deadline or `stop`; then, unless `stop` was set, the Judger works on until it
         expects no more official results (`_judge_to_the_end`). Returns the scheduler's
@@ -145,16 +146,16 @@ class RunSession:
         try:
             busy = judger.busy if judger is not None else None
             reason = await self.scheduler.run(seconds=seconds, stop=self.stop, busy=busy)
-            if judger is not None and judging is not None and reason not in (STOPPED, NO_WORK):
+            if judger is not None and judging is not None and reason.code not in (STOPPED, NO_WORK):
                 await self._judge_to_the_end(judger, judging)
         finally:
             judging_stop.set()
             if judging is not None:
                 await self._stopped(judging)
-        if reason != STOPPED or summarise_stop:
+        if reason.code != STOPPED or summarise_stop:
             figures = await self.figures()
             await self.runtime.lab.events.append(
-                self.run_id, RunSummary(reason=reason, **figures.to_dict())
+                self.run_id, RunSummary(**reason.fields(), **figures.to_dict())
             )
         return reason
 
@@ -192,7 +193,7 @@ class RunSession:
             await self._figures.refresh(self.scheduler.registry, self.scheduler.experiments)
             return self._figures
 
-    def begin(self, seconds: float | None, *, summarise_stop: bool) -> asyncio.Task[str]:
+    def begin(self, seconds: float | None, *, summarise_stop: bool) -> asyncio.Task[Reason]:
         """`drive` in a task of its own, for a caller that shows progress meanwhile."""
         return asyncio.create_task(self.drive(seconds, summarise_stop=summarise_stop))
 

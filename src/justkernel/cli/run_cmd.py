@@ -175,7 +175,7 @@ async def _run(
                 live.update(figures_table(await session.figures(), f"{run_id} (running)"))
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(dispatch), 1.0)
-        reason = dispatch.result()
+        reason = dispatch.result().text()
         console.print(figures_table(await session.figures(), f"{run_id}: {reason}"))
         await _say_waiting(runtime.lab, run_id)
         if stuck := await _all_paused(runtime.lab, run_id):

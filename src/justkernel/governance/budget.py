@@ -11,12 +11,14 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
+from justkernel.core.reasons import Reason, ReasonCode
+
 
 class BudgetExceeded(RuntimeError):
     """Dispatching this call could cross a cap; `scope` is "team" or "run"."""
 
-    def __init__(self, scope: str, reason: str) -> None:
-        super().__init__(reason)
+    def __init__(self, scope: str, reason: Reason) -> None:
+        super().__init__(reason.text())
         self.scope = scope
         self.reason = reason
 
@@ -73,10 +75,7 @@ class BudgetGovernor:
         ]
         for scope, cap, would_be, unit in checks:
             if cap is not None and would_be > cap:
-                who = f"team {team}" if scope == "team" else "the run"
-                raise BudgetExceeded(
-                    scope, f"{who} would exceed its cap of {cap:g} {unit} with this call"
-                )
+                raise BudgetExceeded(scope, _cap_reason(scope, team, cap, unit))
         reservation = Reservation(next(self._ids), team, provider, tokens, cost_usd)
         self._open[reservation.id] = reservation
         return reservation
@@ -101,3 +100,10 @@ class BudgetGovernor:
     @property
     def in_flight(self) -> int:
         return len(self._open)
+
+
+def _cap_reason(scope: str, team: str, cap: float, unit: str) -> Reason:
+    value = float(cap)
+    if scope == "team":
+        return Reason.of(ReasonCode.TEAM_CAP, team=team, cap=value, unit=unit)
+    return Reason.of(ReasonCode.RUN_CAP, cap=value, unit=unit)

@@ -69,6 +69,7 @@ class RunState:
     teams: dict[str, TeamState] = field(default_factory=dict)
     dispatch: str | None = None  # running, stopped (None: never dispatched)
     dispatch_reason: str | None = None
+    dispatch_reason_coded: tuple[str | None, dict[str, Any] | None] = (None, None)
     edges: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
     judger: JudgerFold = field(default_factory=JudgerFold)
     approvals: ApprovalsFold = field(default_factory=ApprovalsFold)
@@ -139,33 +140,40 @@ class RunState:
 
     def _turn(self, event: Event, _p: EventPayload) -> None:
         team = self._team(event.team or "?")
-        team.running, team.status, team.status_reason = True, "running", None
+        team.running, team.status = True, "running"
+        team.set_reason(None)
 
     def _turn_end(self, event: Event, p: TeamTurnEnd) -> None:
         team = self._team(event.team or "?")
         team.running = False
         if not team.exited:
-            team.status, team.status_reason = p.status or "idle", p.detail
+            team.status = p.status or "idle"
+            team.set_reason(p.detail, p.reason_code, p.reason_params)
 
     def _paused(self, event: Event, p: TeamPaused) -> None:
         team = self._team(event.team or "?")
-        team.status, team.status_reason = "paused", p.reason
+        team.status = "paused"
+        team.set_reason(p.reason, p.reason_code, p.reason_params)
 
     def _resumed(self, event: Event, _p: EventPayload) -> None:
         team = self._team(event.team or "?")
         if not team.exited:
-            team.status, team.status_reason = "idle", None
+            team.status = "idle"
+            team.set_reason(None)
 
     def _exited(self, event: Event, p: TeamExited) -> None:
         team = self._team(event.team or "?")
         team.exited, team.running = True, False
-        team.status, team.status_reason = "exited", p.reason
+        team.status = "exited"
+        team.set_reason(p.reason, p.reason_code, p.reason_params)
 
     def _dispatch_started(self, _event: Event, _p: EventPayload) -> None:
         self.dispatch, self.dispatch_reason = "running", None
+        self.dispatch_reason_coded = (None, None)
 
     def _dispatch_stopped(self, _event: Event, p: DispatchStopped) -> None:
         self.dispatch, self.dispatch_reason = "stopped", p.reason
+        self.dispatch_reason_coded = (p.reason_code, p.reason_params)
         for team in self.teams.values():
             team.running = False
             if team.status == "running":

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Literal
 
+from justkernel.core.reasons import SPECS, Reason, ReasonCode
 from justkernel.reports.document import Banner, Code, Document, Figure, Mono, Para, Table
 
 Lang = Literal["en", "zh"]
@@ -64,6 +65,43 @@ ZH: dict[str, str] = {
     "busy cycles": "忙碌周期数",
     "utilisation": "利用率",
     "instructions": "指令数",
+    "why": "原因",
+}
+
+# the lab's reasons (core/reasons.py) in Chinese, by code: the same words as the dashboard's
+# (resources/web/js/i18n/steps.js, `reason_*`); a test checks every code has them
+REASONS_ZH: dict[ReasonCode, str] = {
+    ReasonCode.NO_WORK: "没有团队还有工作",
+    ReasonCode.STOPPED: "已停止",
+    ReasonCode.TIME_LIMIT: "已到时间上限",
+    ReasonCode.FAILED: "失败",
+    ReasonCode.NOTHING_LEFT: "团队已没有可尝试的方案",
+    ReasonCode.REMOVED: "已从仪表盘移除",
+    ReasonCode.PAUSED: "已暂停",
+    ReasonCode.WATCHDOG: "没有进展：已被停滞看门狗暂停",
+    ReasonCode.WATCHDOG_NUDGE: "看门狗：一段时间没有进展（没有源码改动，也没有新实验）。"
+    "请记录实验计划并修改内核，或进行仿真，而不是继续阅读。",
+    ReasonCode.TURN_TIMEOUT: "回合在 {seconds} 秒后超时",
+    ReasonCode.TURN_FAILED: "回合失败（{kind}）：{message}；{seconds} 秒后重试",
+    ReasonCode.PROVIDER_PAUSED: "服务商连接 {connection} 已暂停：{message}",
+    ReasonCode.RUN_CAP: "预算：本次调用会使运行超出 {cap} {unit} 的上限",
+    ReasonCode.TEAM_CAP: "预算：本次调用会使团队 {team} 超出 {cap} {unit} 的上限",
+    ReasonCode.AGENT_UNBUILT: "无法构建团队的智能体：{error}",
+    ReasonCode.NEW_MESSAGES: "有新消息",
+    ReasonCode.RECOVERED: "已恢复",
+    ReasonCode.INTERRUPTED: "已中断",
+    ReasonCode.AWAITING_APPROVAL: "等待人工批准 {tools}（{ids}）",
+}
+# a reason's `word` values (units, error kinds) in Chinese
+REASON_WORDS_ZH = {
+    "tokens": "词元",
+    "USD": "美元",
+    "auth": "认证",
+    "balance": "余额",
+    "rate_limit": "限流",
+    "transient": "临时错误",
+    "bad_request": "请求无效",
+    "config": "配置错误",
 }
 
 
@@ -279,8 +317,25 @@ def sentence(text: str) -> str:
     return text
 
 
+def reason_zh(reason: Reason) -> str:
+    """A reason in Chinese, from its code: `word` values translated, the rest as they are."""
+    kinds = dict((*SPECS[reason.code].params, *SPECS[reason.code].optional))
+    values = {}
+    for name, value in reason.params.items():
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        values[name] = REASON_WORDS_ZH.get(shown, shown) if kinds.get(name) == "word" else shown
+    return REASONS_ZH[reason.code].format_map(_Missing(values))
+
+
+class _Missing(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
 def _cell(value: object) -> object:
     """A cell: one sentence, or several joined by "; " (a candidate's reviews)."""
+    if isinstance(value, Reason):
+        return reason_zh(value)
     if not isinstance(value, str):
         return value
     whole = sentence(value)

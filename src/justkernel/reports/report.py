@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from justkernel.core.events.agents import SourceChanged
+from justkernel.core.reasons import Reason, reason_of
 from justkernel.core.records.runs import provenance
 from justkernel.lab import Lab
 from justkernel.reports.document import (
@@ -186,6 +187,13 @@ def _goal(run: Run, state: RunState) -> Section:
     return Section("Goal", blocks + lines)
 
 
+def _status_reason(team: TeamState) -> Reason | str | None:
+    """Why the team is in its status: the reason's code (localised with the report), or
+    words no code knows as they were written."""
+    found = reason_of(team.status_reason_code, team.status_reason_params, team.status_reason)
+    return found if found is not None else team.status_reason
+
+
 def _teams(state: RunState) -> Section:
     rows = [
         [
@@ -193,6 +201,7 @@ def _teams(state: RunState) -> Section:
             t.model_preset,
             ("offline" if t.offline else t.provider),
             t.status,
+            _status_reason(t),
             fmt_num(t.baseline_cycles),
             fmt_num(t.best_cycles),
             _gain(t),
@@ -205,7 +214,8 @@ def _teams(state: RunState) -> Section:
         ]
         for t in sorted(state.teams.values(), key=lambda t: (t.registered_seq or 0, t.id))
     ]
-    header = ["team", "model", "provider", "status", "baseline cycles", "best cycles", "gain"]
+    header = ["team", "model", "provider", "status", "why", "baseline cycles", "best cycles"]
+    header += ["gain"]
     header += ["best receipt", "experiments", "model calls", "tokens"]
     return Section("Teams", [Table(header, rows)])
 

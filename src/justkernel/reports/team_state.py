@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from justkernel.core.events.agents import Usage as ReportedUsage
+from justkernel.core.reasons import reason_view
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_input_tokens", "total")
 
@@ -83,7 +84,9 @@ class TeamState:
     config: dict[str, Any] = field(default_factory=dict)
     baseline_commit: str | None = None
     status: str = "idle"
-    status_reason: str | None = None
+    status_reason: str | None = None  # the English words (old readers, the CLI)
+    status_reason_code: str | None = None  # as the event carried them (none in older logs)
+    status_reason_params: dict[str, Any] | None = None
     running: bool = False
     exited: bool = False
     registered_seq: int | None = None
@@ -100,6 +103,11 @@ class TeamState:
     source_changes: int = 0
     official: list[dict[str, Any]] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)
+
+    def set_reason(
+        self, text: str | None, code: str | None = None, params: dict[str, Any] | None = None
+    ) -> None:
+        self.status_reason, self.status_reason_code, self.status_reason_params = text, code, params
 
     def summary(self) -> dict[str, Any]:
         """What a team row shows; plans and official history are fetched on their own."""
@@ -121,6 +129,7 @@ class TeamState:
             "config": self.config,
             "status": self.status,
             "status_reason": self.status_reason,
+            **status_reason_view(self),
             "running": self.running,
             "exited": self.exited,
             "last_seq": self.last_seq,
@@ -152,4 +161,14 @@ def _coverage(result: dict[str, Any] | None) -> dict[str, Any] | None:
         "total": len(points),
         "prof_sum_us": result.get("prof_sum_us"),
         "ts": result.get("ts"),
+    }
+
+
+def status_reason_view(team: TeamState) -> dict[str, Any]:
+    """`status_reason_code` and `status_reason_params`: the code the event carried, or for an
+    older log the one its words say (null for words no code knows)."""
+    view = reason_view(team.status_reason_code, team.status_reason_params, team.status_reason)
+    return {
+        "status_reason_code": view["reason_code"],
+        "status_reason_params": view["reason_params"],
     }

@@ -50,7 +50,6 @@ from justkernel.agents.skills import is_ascendc_project
 from justkernel.agents.tools import EvaluatorLike, TeamContext
 from justkernel.core.events.agents import ModelResponse
 from justkernel.core.events.runs import (
-    PAUSED_FOR,
     DispatchStarted,
     DispatchStopped,
     ProviderResumed,
@@ -63,6 +62,7 @@ from justkernel.core.events.runs import (
 )
 from justkernel.core.events.runs import ProviderPaused as ProviderPausedEvent
 from justkernel.core.events.runs import TeamPaused as TeamPausedEvent
+from justkernel.core.reasons import Reason, ReasonCode, parse, waits_for
 from justkernel.events.log import READ_PAGE
 from justkernel.governance.budget import BudgetCaps, BudgetGovernor
 from justkernel.governance.limits import ModelCallLimiter, ProviderPaused
@@ -173,7 +173,7 @@ class Scheduler:
         self._requests_after: int | None = None  # resume requests up to this seq are answered
         self._shown: dict[str, list[str]] = {}  # board messages a turn's prompt named, per team
         self._asking: set[str] = set()  # teams with a card waiting for a person, this pass
-        self.stopped_reason: str | None = None
+        self.stopped_reason: Reason | None = None
 
     # -- teams -----------------------------------------------------------------------------
     async def add_team(
@@ -287,16 +287,16 @@ class Scheduler:
         try:
             return await self._runtime(team)
         except (ValueError, ProviderConfigError) as exc:
-            await self._on_pause(team.id, f"the team's agent cannot be built: {exc}")
+            await self._on_pause(team.id, Reason.of(ReasonCode.AGENT_UNBUILT, error=str(exc)))
             return None
 
     # -- pauses ---------------------------------------------------------------------------
-    async def _on_pause(self, team_id: str, reason: str) -> None:
-        await self.registry.set_status(self.run_id, team_id, "paused", reason)
+    async def _on_pause(self, team_id: str, reason: Reason) -> None:
+        await self.registry.set_status(self.run_id, team_id, "paused", reason.text())
         runtime = self._runtimes.get(team_id)
         if runtime is not None:
             self.governance.watchdog.paused(team_id, self._evidence(runtime))
-        await self.lab.events.append(self.run_id, TeamPausedEvent(reason=reason), team=team_id)
+        await self.lab.events.append(self.run_id, TeamPausedEvent(**reason.fields()), team=team_id)
 
     def _evidence(self, runtime: _TeamRuntime) -> tuple[str, ...]:
         return (
@@ -322,7 +322,7 @@ class Scheduler:
         teams = [
             t.id
             for t in await self.registry.list(self.run_id, include_exited=False)
-            if t.status == "paused" and (t.status_reason or "").startswith(PAUSED_FOR % provider)
+            if t.status == "paused" and waits_for(t.status_reason) == provider
         ]
         dispatch_paused = self.governance.limiter.resume(provider)
         if not dispatch_paused and not teams and request_seq is None:
@@ -408,7 +408,9 @@ class Scheduler:
             and await self.board.pending(self.run_id, team.id) > 0
         )
         if woken:  # news arrived for a team that had finished: let it read them
-            await self.registry.set_status(self.run_id, team.id, "idle", "new messages")
+            await self.registry.set_status(
+                self.run_id, team.id, "idle", _text(ReasonCode.NEW_MESSAGES)
+            )
             return True
         if team.id in self._running or team.status in ("done", "exited"):
             return False
@@ -417,8 +419,8 @@ class Scheduler:
         if asyncio.get_running_loop().time() < self._not_before.get(team.id, 0.0):
             return False
         if team.status == "paused":
-            reason = team.status_reason or ""
-            if not reason.startswith("no progress"):
+            paused = parse(team.status_reason)
+            if paused is None or paused.code != ReasonCode.WATCHDOG:
                 return False  # budget and provider pauses wait for a human
             runtime = await self._built(team)
             if runtime is None:
@@ -432,7 +434,9 @@ class Scheduler:
         """After a crash: teams marked running are idle again (their checkpoint says more)."""
         for team in await self.registry.list(self.run_id, include_exited=False):
             if team.status == "running":
-                await self.registry.set_status(self.run_id, team.id, "idle", "recovered")
+                await self.registry.set_status(
+                    self.run_id, team.id, "idle", _text(ReasonCode.RECOVERED)
+                )
         await self._restore_spend()
 
     async def _restore_spend(self) -> None:
@@ -458,7 +462,7 @@ class Scheduler:
         seconds: float | None = None,
         stop: asyncio.Event | None = None,
         busy: Callable[[], Awaitable[bool]] | None = None,
-    ) -> str:
+    ) -> Reason:
         """Dispatch turns until time is up, `stop` is set, or no team has work left (and
         `busy`, e.g. a Judger waiting for official results, says nothing more will come)."""
         await self.recover()
@@ -468,14 +472,14 @@ class Scheduler:
         requests_due = loop.time()
         ends_at = datetime.now(UTC) + timedelta(seconds=seconds) if seconds is not None else None
         self.brief = RunBrief(ends_at=ends_at, judger=busy is not None, caps=self.config.caps)
-        reason = "no team has work left"
+        reason = Reason.of(ReasonCode.NO_WORK)
         try:
             while True:
                 if stop is not None and stop.is_set():
-                    reason = "stopped"
+                    reason = Reason.of(ReasonCode.STOPPED)
                     break
                 if deadline is not None and loop.time() >= deadline:
-                    reason = "time limit reached"
+                    reason = Reason.of(ReasonCode.TIME_LIMIT)
                     break
                 if loop.time() >= requests_due:
                     await self.answer_resume_requests()
@@ -507,7 +511,7 @@ class Scheduler:
                 )
         finally:
             await self._cancel_running()
-            await self.lab.events.append(self.run_id, DispatchStopped(reason=reason))
+            await self.lab.events.append(self.run_id, DispatchStopped(**reason.fields()))
         return reason
 
     def _backing_off(self) -> bool:
@@ -559,7 +563,7 @@ class Scheduler:
                 waiting = await approvals.waiting_for(self.approvals, snapshot.interrupts)
                 if waiting is not None:
                     await self.registry.set_status(
-                        self.run_id, team.id, approvals.AWAITING, waiting.reason()
+                        self.run_id, team.id, approvals.AWAITING, _awaiting(waiting).text()
                     )
                     return
                 # a grant remembered from another process counts for the resumed call's kin
@@ -578,7 +582,8 @@ class Scheduler:
             how = "started"
         await self.registry.set_status(self.run_id, team.id, "running", None)
         await self.lab.events.append(self.run_id, TeamTurn(state=how), team=team.id)
-        outcome, detail = "idle", None
+        outcome: str = "idle"
+        detail: Reason | None = None
         try:
             async with asyncio.timeout(self.config.turn_timeout_seconds):
                 # each step is on disk before the next starts: a lab killed in a tool call
@@ -587,23 +592,26 @@ class Scheduler:
             await self._ack_shown(team.id)
             waiting = await approvals.waiting_for(self.approvals, approvals.interrupted(result))
             if waiting is not None:
-                outcome, detail = approvals.AWAITING, waiting.reason()
+                outcome, detail = approvals.AWAITING, _awaiting(waiting)
             elif runtime.signals.pause_reason:
                 outcome, detail = "paused", runtime.signals.pause_reason
             elif _said_done(result):
-                outcome, detail = "done", "the team has nothing left to try"
+                outcome, detail = "done", Reason.of(ReasonCode.NOTHING_LEFT)
         except TeamPaused as exc:
             outcome, detail = "paused", runtime.signals.pause_reason or exc.reason
-            if exc.reason.startswith("the run"):
-                self.stopped_reason = f"budget: {exc.reason}"
+            if exc.reason.code == ReasonCode.RUN_CAP:
+                self.stopped_reason = exc.reason
         except ProviderPaused as exc:
-            outcome, detail = "paused", f"{PAUSED_FOR % exc.provider}: {exc.reason}"
+            outcome, detail = "paused", _provider_paused(exc.provider, exc.reason)
         except TimeoutError:
-            detail = f"turn timed out after {self.config.turn_timeout_seconds:g} s"
+            seconds = float(self.config.turn_timeout_seconds)
+            detail = Reason.of(ReasonCode.TURN_TIMEOUT, seconds=seconds)
             await self.lab.events.append(self.run_id, TeamTurnTimeout(), team=team.id)
             self._record_failure(team.id)
         except asyncio.CancelledError:
-            await self.registry.set_status(self.run_id, team.id, "idle", "interrupted")
+            await self.registry.set_status(
+                self.run_id, team.id, "idle", _text(ReasonCode.INTERRUPTED)
+            )
             raise
         except Exception as exc:
             error = classify_error(exc)
@@ -622,23 +630,51 @@ class Scheduler:
                         reason=error.message,
                     ),
                 )
-                outcome, detail = "paused", f"{PAUSED_FOR % connection}: {error.message}"
+                outcome, detail = "paused", _provider_paused(connection, error.message, error.kind)
             else:
                 delay = self._record_failure(team.id)
-                detail = f"turn failed ({error.kind}): {error.message}; retry in {delay:g} s"
-                log.warning("team %s: %s", team.id, detail)
+                detail = Reason.of(
+                    ReasonCode.TURN_FAILED, kind=error.kind, message=error.message, seconds=delay
+                )
+                log.warning("team %s: %s", team.id, detail.text())
         if detail is None or outcome in ("done", approvals.AWAITING):
             self._failures.pop(team.id, None)
         if outcome == "paused" and runtime.signals.pause_reason is None:
-            await self._on_pause(team.id, detail or "paused")
+            await self._on_pause(team.id, detail or Reason.of(ReasonCode.PAUSED))
         elif outcome != "paused":
-            await self.registry.set_status(self.run_id, team.id, outcome, detail)
-        await self.lab.events.append(
-            self.run_id, TeamTurnEnd(status=outcome, detail=detail), team=team.id
-        )
+            await self.registry.set_status(self.run_id, team.id, outcome, _text_of(detail))
+        await self.lab.events.append(self.run_id, _turn_end(outcome, detail), team=team.id)
 
 
 def _said_done(result: Any) -> bool:
     messages = result.get("messages", []) if isinstance(result, dict) else []
     last = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
     return last is not None and not last.tool_calls and DONE_MARKER in str(last.content)
+
+
+def _text(code: ReasonCode) -> str:
+    """The stored status reason of a code without values."""
+    return Reason.of(code).text()
+
+
+def _text_of(reason: Reason | None) -> str | None:
+    return reason.text() if reason is not None else None
+
+
+def _provider_paused(connection: str, message: str, kind: str | None = None) -> Reason:
+    """A team waits for its connection; `kind` (auth, balance, config) when it is known."""
+    extra = {"kind": kind} if kind else {}
+    return Reason.of(ReasonCode.PROVIDER_PAUSED, connection=connection, message=message, **extra)
+
+
+def _turn_end(outcome: str, detail: Reason | None) -> TeamTurnEnd:
+    if detail is None:
+        return TeamTurnEnd(status=outcome, detail=None)
+    code, params = detail.code.value, detail.params
+    return TeamTurnEnd(status=outcome, detail=detail.text(), reason_code=code, reason_params=params)
+
+
+def _awaiting(waiting: approvals.Waiting) -> Reason:
+    """A team stopped for a person: which tools, which cards."""
+    tools, ids = ", ".join(waiting.tools), ", ".join(waiting.request_ids)
+    return Reason.of(ReasonCode.AWAITING_APPROVAL, tools=tools, ids=ids)

@@ -8,6 +8,7 @@ from starlette.routing import Route
 
 from justkernel.lab import Lab
 from justkernel.store import UnknownRun
+from justkernel.web.event_wire import wire_json
 from justkernel.web.sse import event_stream_response, resume_point
 
 MAX_PAGE = 1000
@@ -75,7 +76,7 @@ async def _events_page(request: Request, lab: Lab, run_id: str, last_seq: int) -
         team=team,
         newest_first=order == "desc",
     )
-    body = "[" + ",".join(e.to_json() for e in events) + "]"
+    body = "[" + ",".join(wire_json(e) for e in events) + "]"
     return Response(f'{{"events":{body}}}', media_type="application/json")
 
 

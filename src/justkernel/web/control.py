@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from justkernel.a2a.board import LabBoard
 from justkernel.core.events.runs import TeamExited
+from justkernel.core.reasons import Reason, ReasonCode
 from justkernel.lab import Lab
 from justkernel.settings.config import ConfigError
 from justkernel.settings.models import load_model_presets
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # the agent stack takes seconds to import: only a driven run 
     from justkernel.workers.evaluator import Evaluator
 
 log = logging.getLogger("justkernel.web.control")
-REMOVED_REASON = "removed from the dashboard"
+REMOVED_REASON = Reason.of(ReasonCode.REMOVED)
 HUMAN = "dashboard"  # who asked, in a resume request
 
 
@@ -169,10 +170,10 @@ class RunController:
         self._session, self._last_error = session, None
         self._task = asyncio.create_task(self._drive(session, seconds))
 
-    async def _drive(self, session: RunSession, seconds: float | None) -> str:
+    async def _drive(self, session: RunSession, seconds: float | None) -> Reason:
         """A pause is not the run's end (no summary then); a crashed dispatch is reported in
         `status`, never silently lost."""
-        reason = "failed"
+        reason = Reason.of(ReasonCode.FAILED)
         try:
             reason = await session.drive(seconds, summarise_stop=False)
         except Exception as exc:
@@ -252,8 +253,9 @@ class RunController:
             if team.status == "exited":
                 raise Conflict(f"team {team_id} has already exited")
             await scheduler.interrupt_turn(team_id)  # first, or the turn's end would un-exit it
-            await scheduler.registry.set_status(run_id, team_id, "exited", REMOVED_REASON)
-            await self.lab.events.append(run_id, TeamExited(reason=REMOVED_REASON), team=team_id)
+            await scheduler.registry.set_status(run_id, team_id, "exited", REMOVED_REASON.text())
+            exited = TeamExited(**REMOVED_REASON.fields())
+            await self.lab.events.append(run_id, exited, team=team_id)
 
     async def resume_provider(self, run_id: str, provider: str) -> list[str]:
         """After a person fixed the provider's key or balance: dispatch to it starts again and

@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from justkernel import __version__
+from justkernel.core.reasons import reason_view
 from justkernel.lab import Lab
 from justkernel.reports.fold import RunState
 from justkernel.store import Run
@@ -73,6 +74,16 @@ async def info(request: Request) -> Response:
     )
 
 
+def _dispatch_reason(state: RunState) -> dict[str, Any]:
+    """Why dispatch stopped, as a code the page translates (older logs: read from the words)."""
+    code, params = state.dispatch_reason_coded
+    view = reason_view(code, params, state.dispatch_reason)
+    return {
+        "dispatch_reason_code": view["reason_code"],
+        "dispatch_reason_params": view["reason_params"],
+    }
+
+
 async def view(request: Request, run: Run) -> Response:
     state, at = await _state(request, run)
     teams = state.team_list()
@@ -82,6 +93,7 @@ async def view(request: Request, run: Run) -> Response:
             "run": run.to_dict(),
             "dispatch": state.dispatch,
             "dispatch_reason": state.dispatch_reason,
+            **_dispatch_reason(state),
             "paused_providers": state.paused_providers,
             "health": await run_health(request.app.state.lab.events, run.id, at),
             "teams": [t for t in teams if not t["exited"]],

@@ -13,40 +13,39 @@ import re
 from typing import Any
 
 from justkernel.core.events.runs import DispatchStarted, TeamTurnEnd
+from justkernel.core.reasons import Reason, ReasonCode, reason_of
 from justkernel.events.log import EventLog
 
 WINDOW = 50  # turn ends looked at, newest first, within the current dispatch
 FAILING_AFTER = 3  # failed turns in a row (no success in between) before the run is failing
 MAX_DETAIL = 300  # characters of the last failure's words
-_FAILED = re.compile(r"turn failed \((?P<kind>[\w-]+)\): (?P<message>.*?)(?:; retry in [\d.]+ s)?")
-_TIMED_OUT = re.compile(r"turn timed out after .*")
 _EXCEPTION = re.compile(r"(?P<name>[A-Z]\w*(?:Error|Exception|Exit|Timeout)): ")
 
 
-def turn_failure(detail: str | None) -> tuple[str, str] | None:
-    """(error name, message) of a turn end that is a failure (the scheduler's "turn failed
-    (kind): ..." or "turn timed out ..."), None for a normal end."""
-    if not detail:
+def turn_failure(end: TeamTurnEnd) -> tuple[str, Reason] | None:
+    """(error name, reason) of a turn end that is a failure (a failed or timed-out turn, by
+    its code, or in an older log by its words), None for a normal end."""
+    reason = reason_of(end.reason_code, end.reason_params, end.detail)
+    if reason is None:
         return None
-    if _TIMED_OUT.fullmatch(detail):
-        return "turn_timeout", detail
-    found = _FAILED.fullmatch(detail)
-    if found is None:
+    if reason.code == ReasonCode.TURN_TIMEOUT:
+        return "turn_timeout", reason
+    if reason.code != ReasonCode.TURN_FAILED:
         return None
-    message = found["message"]
-    named = _EXCEPTION.match(message)
-    return (named["name"] if named else found["kind"]), message
+    named = _EXCEPTION.match(str(reason.params.get("message", "")))
+    return (named["name"] if named else str(reason.params.get("kind", "?"))), reason
 
 
 async def run_health(events: EventLog, run_id: str, at: int | None = None) -> dict[str, Any]:
     """`{"state": "ok" | "failing" | "no_turns", ...}`; failing carries `code`
     ("turns_failing"), `failed_turns`, `teams`, `error` (the exception's name or the error
-    kind) and `detail` (the latest failure's message)."""
+    kind), `detail` (the latest failure's message) and that failure's `reason_code` and
+    `reason_params`."""
     kinds = (TeamTurnEnd.KIND, DispatchStarted.KIND)
     before = at + 1 if at is not None else None
     page = await events.read(run_id, kinds=kinds, before=before, newest_first=True, limit=WINDOW)
-    latest: dict[str | None, tuple[str, str] | None] = {}  # team -> its last turn's failure
-    streak: list[tuple[str, str]] = []
+    latest: dict[str | None, tuple[str, Reason] | None] = {}  # team -> its last turn's failure
+    streak: list[tuple[str, Reason]] = []
     broken = False
     for event in page:
         if event.kind == DispatchStarted.KIND:
@@ -55,7 +54,7 @@ async def run_health(events: EventLog, run_id: str, at: int | None = None) -> di
             end = event.typed()
         except ValueError:  # a malformed turn end says nothing either way
             continue
-        failure = turn_failure(end.detail if isinstance(end, TeamTurnEnd) else None)
+        failure = turn_failure(end) if isinstance(end, TeamTurnEnd) else None
         latest.setdefault(event.team, failure)
         if failure is None:
             broken = True
@@ -66,7 +65,8 @@ async def run_health(events: EventLog, run_id: str, at: int | None = None) -> di
     every_team_failing = all(f is not None for f in latest.values())
     if len(streak) < FAILING_AFTER or not every_team_failing:
         return {"state": "ok"}
-    error, message = streak[0]
+    error, reason = streak[0]
+    message = str(reason.params.get("message") or reason.text())
     return {
         "state": "failing",
         "code": "turns_failing",
@@ -74,4 +74,10 @@ async def run_health(events: EventLog, run_id: str, at: int | None = None) -> di
         "teams": len(latest),
         "error": error[:80],
         "detail": message[:MAX_DETAIL],
+        "reason_code": reason.code.value,
+        "reason_params": _clipped(reason.params),
     }
+
+
+def _clipped(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: v[:MAX_DETAIL] if isinstance(v, str) else v for k, v in params.items()}

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 
 from justkernel.events import EventLog
+from justkernel.web.event_wire import wire_json
 
 KEEPALIVE_SECONDS = 15.0
 
@@ -39,7 +40,7 @@ async def _frames(log: EventLog, run_id: str, after: int) -> AsyncIterator[str]:
             pending = None
             # No `event:` field: browsers deliver unnamed events to one onmessage handler,
             # and the kind is inside the data.
-            yield f"id: {event.seq}\ndata: {event.to_json()}\n\n"
+            yield f"id: {event.seq}\ndata: {wire_json(event)}\n\n"
     finally:
         if pending is not None:
             pending.cancel()

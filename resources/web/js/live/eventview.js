@@ -8,7 +8,7 @@ import { state } from "../state.js";
 import { dataView } from "./jsonview.js";
 import { pipelineButton } from "./pipeline.js";
 import { planBadge } from "./planstatus.js";
-import { reasonCode, reasonText } from "./reasons.js";
+import { payloadReason } from "./reasons.js";
 
 export const JUDGER_KINDS = [
   "candidate.frozen",
@@ -180,23 +180,23 @@ const RENDER = {
     return {
       label: "k_turn_end",
       head: [failed ? chip(t("error"), "bad") : p.status ? chip(word(p.status)) : null],
-      body: reasonText(p.detail),
+      body: payloadReason(p, "detail"),
       failed,
     };
   },
   "team.turn_timeout": () => ({ label: "st_k_turn_timeout" }),
-  "team.paused": (p) => ({ label: "k_paused", body: reasonText(p.reason) }),
-  "team.resumed": (p) => ({ label: "k_resumed", body: reasonText(p.reason) }),
-  "team.exited": (p) => ({ label: "k_exited", body: reasonText(p.reason) }),
-  "watchdog.nudge": (p) => ({ label: "k_nudge", body: reasonText(p.message) }),
+  "team.paused": (p) => ({ label: "k_paused", body: payloadReason(p) }),
+  "team.resumed": (p) => ({ label: "k_resumed", body: payloadReason(p) }),
+  "team.exited": (p) => ({ label: "k_exited", body: payloadReason(p) }),
+  "watchdog.nudge": (p) => ({ label: "k_nudge", body: payloadReason(p, "message") }),
   "model.error": (p) => ({ label: "k_model_error", head: [chip(word(p.kind), "bad")], body: p.message }),
-  "provider.paused": (p) => ({ label: "k_provider", head: [chip(t("st_paused"), "bad")], body: `${p.connection || p.provider}: ${reasonText(p.reason)}` }),
+  "provider.paused": (p) => ({ label: "k_provider", head: [chip(t("st_paused"), "bad")], body: `${p.connection || p.provider}: ${p.reason || ""}` }),
   "provider.resume_requested": (p) => ({ label: "k_provider", head: [chip(t("st_resume_requested"))], body: `${p.connection || p.provider}` }),
   "provider.resumed": (p) => ({ label: "k_provider", head: [chip(t("st_resumed"), "good")], body: `${p.connection || p.provider}` }),
   "run.dispatch_started": (p) => ({ label: "k_dispatch_started", body: seconds(p.seconds) }),
-  "run.dispatch_stopped": (p) => ({ label: "k_dispatch_stopped", body: reasonText(p.reason) }),
+  "run.dispatch_stopped": (p) => ({ label: "k_dispatch_stopped", body: payloadReason(p) }),
   "run.toolchain_preparing": (p) => ({ label: "k_toolchain_preparing", body: t("st_toolchain_preparing", { toolchain: p.toolchain || "" }) }),
-  "run.summary": (p) => ({ label: "k_summary", body: reasonText(p.reason) }),
+  "run.summary": (p) => ({ label: "k_summary", body: payloadReason(p) }),
   "a2a.message": (p) => ({ label: "k_a2a", head: [chip(word(p.type || "message"))], body: `→ ${p.to}: ${clip(p.summary, 200)}` }),
   "a2a.delivered": (p) => ({ label: "k_a2a", body: t("st_a2a_delivered", { id: short(p.message_id), from: p.sender || "?" }) }),
   "a2a.acked": (p) => ({ label: "k_a2a", body: t("st_a2a_acked", { id: short(p.message_id) }) }),
@@ -247,12 +247,12 @@ const RENDER = {
   }),
 };
 
-const FAILED_TURN_CODES = new Set(["st_r_turn_failed", "st_r_agent_unbuilt"]);
+const FAILED_TURN_CODES = new Set(["turn_failed", "agent_unbuilt"]);
 
-/** A turn end that is a failure (the scheduler ends it as idle, with "turn failed (...)" as
- * its detail): shown in red like an error, never grey like a plain end. */
+/** A turn end that is a failure (the scheduler ends it as idle, its reason code
+ * `turn_failed`): shown in red like an error, never grey like a plain end. */
 function turnFailed(p) {
-  return p.status === "failed" || FAILED_TURN_CODES.has(reasonCode(p.detail)?.code);
+  return p.status === "failed" || FAILED_TURN_CODES.has(p.reason_code);
 }
 
 /** A kind the page has no renderer for: its translated name (or the kind) and its payload as data. */

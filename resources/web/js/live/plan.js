@@ -5,7 +5,7 @@ import { $, clip, h, num, short } from "../dom.js";
 import { t, word } from "../i18n.js";
 import { TODO_MARKS as TODO_MARK } from "./eventview.js";
 import { planBadge, planStatus } from "./planstatus.js";
-import { reasonText } from "./reasons.js";
+import { teamReason } from "./reasons.js";
 
 export function renderTeamSelect(select, teams, current) {
   const options = [h("option", { value: "", text: t("all_teams") })];
@@ -24,7 +24,7 @@ function teamStatus(team) {
     h("span", { class: `status-dot ${team.running ? "running" : team.status}` }),
     h("strong", { text: team.display_name }),
     team.offline ? h("span", { class: "chip offline", text: t("offline") }) : null,
-    h("span", { class: "muted", text: ` ${word(team.status)}${team.status_reason ? ` (${reasonText(team.status_reason)})` : ""}` }),
+    h("span", { class: "muted", text: ` ${word(team.status)}${team.status_reason ? ` (${teamReason(team)})` : ""}` }),
     h("div", { class: "small" },
       `${t("best_cycles")}: ${num(team.best_cycles)} · ${t("baseline")}: ${num(team.baseline_cycles)} · ${t("experiments")}: ${num(team.experiments)}`),
   );
@@ -104,7 +104,7 @@ export function renderExited(section, exited) {
         "div",
         { class: "exited-team" },
         h("strong", { text: team.display_name }),
-        h("div", { class: "small muted", text: `${t("exit_reason")}: ${reasonText(team.status_reason) || "—"}` }),
+        h("div", { class: "small muted", text: `${t("exit_reason")}: ${teamReason(team) || "—"}` }),
         h("div", { class: "small", text: `${t("best_cycles")}: ${num(team.best_cycles)} · commit ${short(team.best?.commit)} · source ${short(team.best?.source_sha256)}` }),
         h("div", { class: "small", text: t("st_exited_official", { n: team.official_count, us: num(team.best_official_us) }) }),
       ),

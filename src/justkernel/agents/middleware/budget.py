@@ -65,7 +65,7 @@ class BudgetMiddleware(AgentMiddleware):
                 cost_usd(seat.preset, est_in, est_out),
             )
         except BudgetExceeded as exc:
-            await seat.pause(self.gov, f"budget: {exc.reason}")
+            await seat.pause(self.gov, exc.reason)
             raise TeamPaused(exc.reason) from exc
         try:
             response = await handler(request)

@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Command
 
 from justkernel.agents.tools import TeamContext
+from justkernel.core.reasons import Reason
 from justkernel.governance.budget import BudgetGovernor
 from justkernel.governance.limits import ModelCallLimiter
 from justkernel.governance.watchdog import Watchdog
@@ -36,8 +37,8 @@ ToolHandler = Callable[[ToolCallRequest], Awaitable[ToolResultT]]
 class TeamPaused(RuntimeError):
     """The turn stopped because the team was paused (watchdog, budget or provider)."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
+    def __init__(self, reason: Reason) -> None:
+        super().__init__(reason.text())
         self.reason = reason
 
 
@@ -47,7 +48,7 @@ class TeamSignals:
     members: a member that pauses or fails stops the team's turn, and the scheduler reads
     here why (and on which provider a model call failed)."""
 
-    pause_reason: str | None = None
+    pause_reason: Reason | None = None
     failed_provider: str | None = None  # the provider of the last failed model call
     failed_connection: str | None = None  # its connection: the preset that made the call
 
@@ -59,7 +60,7 @@ class Governance:
     limiter: ModelCallLimiter
     budget: BudgetGovernor
     watchdog: Watchdog
-    on_pause: Callable[[str, str], Awaitable[None]]  # (team, reason)
+    on_pause: Callable[[str, Reason], Awaitable[None]]  # (team, reason)
     seen_input_tokens: dict[str, int] = field(default_factory=dict)  # last prompt per provider
     # approval modes of supervised teams (None: no call ever asks a person)
     approvals: ApprovalDesk | None = None
@@ -98,7 +99,7 @@ class Seat:
             return call_id
         return f"{self.member}:{call_id}"
 
-    async def pause(self, governance: Governance, reason: str) -> None:
+    async def pause(self, governance: Governance, reason: Reason) -> None:
         """Pause the team (not only this seat): the scheduler reads the reason after the
         turn, and `on_pause` records it now."""
         self.signals.pause_reason = reason

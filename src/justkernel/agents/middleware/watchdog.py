@@ -24,11 +24,10 @@ from langgraph.types import Command
 
 from justkernel.agents.middleware.shared import Governance, ModelHandler, Place, Seat
 from justkernel.core.events.runs import WatchdogNudge
+from justkernel.core.reasons import Reason, ReasonCode
 
-NUDGE = (
-    "Watchdog: no progress for a while (no source change and no new experiment). "
-    "Record an experiment plan and change the kernel, or simulate, instead of reading more."
-)
+NUDGE_REASON = Reason.of(ReasonCode.WATCHDOG_NUDGE)
+NUDGE = NUDGE_REASON.text()
 
 
 class WatchdogMiddleware(AgentMiddleware):
@@ -47,11 +46,17 @@ class WatchdogMiddleware(AgentMiddleware):
         verdict = self.gov.watchdog.verdict(team)
         nudge: list[HumanMessage] = []
         if verdict == "pause":
-            await seat.pause(self.gov, "no progress: paused by the stall watchdog")
+            await seat.pause(self.gov, Reason.of(ReasonCode.WATCHDOG))
             return _end_turn()
         if verdict == "nudge":
             self.gov.watchdog.nudged(team)
-            await seat.ctx.emit(WatchdogNudge(message=NUDGE))
+            await seat.ctx.emit(
+                WatchdogNudge(
+                    message=NUDGE,
+                    reason_code=NUDGE_REASON.code,
+                    reason_params=NUDGE_REASON.params,
+                )
+            )
             nudge = [HumanMessage(content=NUDGE)]
             request = request.override(messages=[*request.messages, *nudge])
         response = await handler(request)

@@ -12,6 +12,7 @@ from pydantic.fields import FieldInfo
 
 from justkernel.core.events import AREAS
 from justkernel.core.events.base import EventPayload, PayloadPart
+from justkernel.core.reasons import SPECS
 
 INTRO = """\
 # Event catalog
@@ -104,4 +105,29 @@ def render_catalog() -> str:
         parts.append(f"## {models[0].AREA}\n")
         rows = "\n".join(_row(m) for m in models)
         parts.append(f"| kind | version | team | payload |\n|---|---|---|---|\n{rows}\n")
+    parts.append(_reason_codes())
     return "\n".join(parts)
+
+
+REASONS_INTRO = """\
+## Reason codes
+
+Why a team or a run paused, stopped, failed or ended is written as a code with its values
+(`reason_code`, `reason_params`; `src/justkernel/core/reasons.py` owns the list) beside the
+English words (`reason`, or `detail` for `team.turn_end`, `message` for `watchdog.nudge`). The
+dashboard and the reports translate the code. An event written before the codes has the words
+only: the server reads them back into their code (`core.reasons.parse`) for the dashboard's
+views and its events API, and words no code knows (a model's, a person's) are shown as written.
+A `text` value (an error's message) is never translated; a `word` value is a code the page
+translates (an error kind, a unit).
+"""
+
+
+def _reason_codes() -> str:
+    rows = []
+    for code, spec in SPECS.items():
+        values = [f"`{name}` ({kind})" for name, kind in spec.params]
+        values += [f"`{name}` ({kind}, optional)" for name, kind in spec.optional]
+        rows.append(f"| `{code.value}` | {_escape(spec.template)} | {', '.join(values) or '—'} |")
+    table = "| code | English | values |\n|---|---|---|\n" + "\n".join(rows) + "\n"
+    return f"{REASONS_INTRO}\n{table}"

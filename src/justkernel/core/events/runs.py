@@ -5,6 +5,15 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from justkernel.core.events.base import EventPayload, Number, PayloadPart, described
+from justkernel.core.reasons import ParamValue
+
+
+def _code() -> Any:
+    return described("the reason's code (see Reason codes below); absent in older logs")
+
+
+def _params() -> Any:
+    return described("the code's values, by name")
 
 
 class _RunArea(EventPayload):
@@ -27,8 +36,10 @@ class DispatchStopped(_RunArea):
 
     KIND: ClassVar[str] = "run.dispatch_stopped"
     reason: str | None = described(
-        '"time limit reached", "stopped", "no team has work left", "budget: …"'
+        'in English: "time limit reached", "stopped", "no team has work left", "budget: …"'
     )
+    reason_code: str | None = _code()
+    reason_params: dict[str, ParamValue] | None = _params()
 
 
 class ToolchainPreparing(_RunArea):
@@ -74,6 +85,8 @@ class RunSummary(_RunArea):
 
     KIND: ClassVar[str] = "run.summary"
     reason: str | None = described("why the run ended, as in `run.dispatch_stopped`")
+    reason_code: str | None = _code()
+    reason_params: dict[str, ParamValue] | None = _params()
     teams: list[TeamFigures] | None = described("per team")
     providers: dict[str, ProviderFigures] | None = described("per provider")
     judger: JudgerFigures | None = described("the Judger's progress")
@@ -104,6 +117,8 @@ class TeamTurnEnd(_TeamArea):
     KIND: ClassVar[str] = "team.turn_end"
     status: str | None = described("idle, done, paused, awaiting_approval")
     detail: str | None = described("why, when it was not a plain end")
+    reason_code: str | None = _code()
+    reason_params: dict[str, ParamValue] | None = _params()
 
 
 class TeamTurnTimeout(_TeamArea):
@@ -117,6 +132,8 @@ class TeamPaused(_TeamArea):
 
     KIND: ClassVar[str] = "team.paused"
     reason: str | None = described("")
+    reason_code: str | None = _code()
+    reason_params: dict[str, ParamValue] | None = _params()
 
 
 class TeamResumed(_TeamArea):
@@ -124,6 +141,8 @@ class TeamResumed(_TeamArea):
 
     KIND: ClassVar[str] = "team.resumed"
     reason: str | None = described("usually absent")
+    reason_code: str | None = _code()
+    reason_params: dict[str, ParamValue] | None = _params()
 
 
 class TeamExited(_TeamArea):
@@ -131,11 +150,8 @@ class TeamExited(_TeamArea):
 
     KIND: ClassVar[str] = "team.exited"
     reason: str | None = described("")
-
-
-# how a team's `team.paused` reason (and its stored status reason) names the provider it waits
-# for: "provider openai_compatible paused: <the classified error>"
-PAUSED_FOR = "provider %s paused"  # % the connection (older runs: the provider type)
+    reason_code: str | None = _code()
+    reason_params: dict[str, ParamValue] | None = _params()
 
 
 class ProviderPaused(_RunArea):
@@ -180,3 +196,18 @@ class WatchdogNudge(_TeamArea):
 
     KIND: ClassVar[str] = "watchdog.nudge"
     message: str | None = described("what the team was told")
+    reason_code: str | None = _code()
+    reason_params: dict[str, ParamValue] | None = _params()
+
+
+# the field that holds a kind's reason in English (the one `core.reasons.parse` reads when an
+# older event has no `reason_code`)
+REASON_TEXT_FIELDS: dict[str, str] = {
+    DispatchStopped.KIND: "reason",
+    RunSummary.KIND: "reason",
+    TeamTurnEnd.KIND: "detail",
+    TeamPaused.KIND: "reason",
+    TeamResumed.KIND: "reason",
+    TeamExited.KIND: "reason",
+    WatchdogNudge.KIND: "message",
+}
