@@ -1,6 +1,7 @@
 // Boot: language, runs, tabs and header actions. Live, demo and replay all use this one page.
 import * as api from "./js/api.js";
 import { $, $$, h } from "./js/dom.js";
+import { ApprovalsView } from "./js/approvals/approvals.js";
 import { applyI18n, getLang, onLang, setLang, t } from "./js/i18n.js";
 import { LineageView } from "./js/lineage/lineage.js";
 import { LiveView } from "./js/live/live.js";
@@ -16,6 +17,7 @@ const live = new LiveView();
 const results = new ResultsView();
 const lineage = new LineageView();
 const player = new ReplayPlayer(live);
+new ApprovalsView($("#approvals")); // cards of a supervised team, above the live panels
 
 function notice(text, good = true) {
   const box = $("#notice");
@@ -37,7 +39,7 @@ function fitLive() {
 
 function watchLayout() {
   const observer = new ResizeObserver(() => fitLive());
-  for (const el of [$("#sim-banner"), $(".topbar"), $("#replay-bar"), $("#notice"), $("#start-screen")]) {
+  for (const el of [$("#sim-banner"), $(".topbar"), $("#replay-bar"), $("#notice"), $("#start-screen"), $("#approvals")]) {
     if (el) observer.observe(el);
   }
   window.addEventListener("resize", fitLive);

@@ -6,6 +6,7 @@ import charts from "./i18n/charts.js";
 import start from "./i18n/start.js";
 import errors from "./i18n/errors.js";
 import config from "./i18n/config.js";
+import approvals from "./i18n/approvals.js";
 
 const EN = {
   title: "JustKernel",
@@ -510,7 +511,7 @@ const ZH = {
 };
 
 // each part of the page keeps its words in its own file (js/i18n/<part>.js)
-for (const area of [lineage, steps, judger, charts, start, errors, config]) {
+for (const area of [lineage, steps, judger, charts, start, errors, config, approvals]) {
   Object.assign(EN, area.en);
   Object.assign(ZH, area.zh);
 }

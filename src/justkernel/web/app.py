@@ -23,6 +23,7 @@ from justkernel.settings.models import load_model_presets
 from justkernel.store.teams import UnknownTeam
 from justkernel.web import (
     api,
+    approvals_api,
     config_api,
     control_api,
     dashboard_api,
@@ -122,6 +123,7 @@ def create_app(
         *transfer_api.routes,
         *pipeline_api.routes,
         *lineage_api.routes,
+        *approvals_api.routes,
         *(a2a_routes(a2a) if a2a is not None else []),
         Mount("/", StaticFiles(directory=static_dir, html=True), name="web"),
     ]
@@ -133,6 +135,7 @@ def create_app(
         **transfer_api.exception_handlers,
         **pipeline_api.exception_handlers,
         **lineage_api.exception_handlers,
+        **approvals_api.exception_handlers,
         UnknownTeam: control_api.unknown_thing,
     }
     app = Starlette(
