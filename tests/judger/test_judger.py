@@ -220,3 +220,38 @@ async def test_a_reviewed_challenger_keeps_the_run_open_until_it_is_submitted(
 
     assert await judger(quota=5).busy()
     assert not await judger(quota=0).busy()  # no submission today: it waits for tomorrow
+
+
+async def test_busy_never_says_no_while_a_pass_moves_a_candidate_on(
+    runtime: LabRuntime, judge_url: tuple[str, str], tmp_path: Path
+) -> None:
+    """One pass takes a frozen candidate to review, then to nomination. `busy` used to ask for
+    each status in turn, so asked while the pass ran it could miss the candidate at every
+    step (reviewed when it looked for frozen, awaiting a human when it looked for reviewed)
+    and the run ended before the nomination (the flaky judger-to-the-end tests in CI)."""
+    import asyncio
+
+    run = await runtime.lab.runs.create("busy mid-pass")
+    scheduler = runtime.scheduler(run.id)
+    team = await scheduler.add_team("offline")
+    store = CandidateStore(runtime.lab.db, runtime.lab.events, runtime.lab.blobs)
+    files = _files("s1_fused_pass")
+    files["op_kernel/cmg_kernel.c"] += f"\n/* busy mid-pass: {run.id} */\n".encode()
+    receipt = await _measured(runtime, files, tmp_path)
+    candidate, _new = await store.freeze(run.id, team.id, files, receipt, commit=None)
+
+    clock = Clock(datetime(2032, 6, 7, 4, 0, tzinfo=UTC))  # a day nobody submits on
+    config = JudgerSettings(human_approval=True)
+    judger = _judger(runtime, run.id, store, scheduler.board, judge_url, config, clock)
+    passing = asyncio.create_task(judger.step())
+    answers: list[bool] = []
+
+    async def ask() -> None:  # several askers, so some ask between any two of the pass's reads
+        while not passing.done():
+            answers.append(await judger.busy())
+            await asyncio.sleep(0)
+
+    await asyncio.gather(passing, *(ask() for _ in range(4)))
+    assert (await store.get(run.id, candidate.id)).status == "awaiting_approval"
+    assert answers and all(answers), f"busy said no {answers.count(False)} of {len(answers)} times"
+    assert await judger.busy()  # the nomination waits for a human

@@ -18,14 +18,19 @@ from tests.web.conftest import open_dashboard, screenshot
 RECORD_ARRIVALS = """() => {
   window.__seen = [];
   new MutationObserver((changes) => {
+    // a row read here shows its state now: one added and then moved again in the same batch
+    // (its tool's return joined it) counts once, at its last place
+    const added = [];
     for (const change of changes) {
       for (const node of change.addedNodes) {
-        if (node.dataset && node.dataset.seq) {  // a tool step holds its request and return
-          const seqs = (node.dataset.events || node.dataset.seq).split(' ').map(Number);
-          window.__seen.push([seqs, node.dataset.kind]);
-        }
+        if (node.dataset && node.dataset.seq) added.push(node);
       }
     }
+    added.forEach((node, i) => {
+      if (added.lastIndexOf(node) !== i) return;
+      const seqs = (node.dataset.events || node.dataset.seq).split(' ').map(Number);
+      window.__seen.push([seqs, node.dataset.kind]);  // a tool step holds its request and return
+    });
   }).observe(document.querySelector('#log-list'), { childList: true });
 }"""
 

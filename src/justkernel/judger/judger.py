@@ -50,6 +50,17 @@ log = logging.getLogger("justkernel.judger")
 ModelReview = Callable[[str, dict[str, bytes], Review], Awaitable[Review]]
 
 
+# statuses the Judger itself moves on from: the run waits while any candidate holds one
+_AWAITING_THE_JUDGER = frozenset(
+    {
+        CandidateStatus.FROZEN,
+        CandidateStatus.UNDER_REVIEW,
+        CandidateStatus.NOMINATED,
+        CandidateStatus.AWAITING_APPROVAL,
+    }
+)
+
+
 class Judger:
     def __init__(
         self,
@@ -87,6 +98,10 @@ class Judger:
         # the quota day on which the judge answered "quota exhausted": nothing more is sent
         # until the day turns (with no local cap, that answer is the only stop)
         self._exhausted_day: str | None = None
+        # a pass moves candidates through several statuses; `busy` read mid-pass could see
+        # none of them (reviewed when it looked for frozen, nominated when it looked for
+        # reviewed) and end the run before the nomination
+        self._passing = False
 
     def _reload(self) -> None:
         if self.settings_file is not None:  # a broken file keeps the last good settings
@@ -97,10 +112,14 @@ class Judger:
 
     # -- one pass -------------------------------------------------------------------------
     async def step(self) -> None:
-        self._reload()
-        await self._review_frozen()
-        await self._collect_results()
-        await self._nominate_and_submit()
+        self._passing = True
+        try:
+            self._reload()
+            await self._review_frozen()
+            await self._collect_results()
+            await self._nominate_and_submit()
+        finally:
+            self._passing = False
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -184,25 +203,26 @@ class Judger:
         return min(bars) if bars else None
 
     async def busy(self) -> bool:
-        """Whether results may still come: a candidate waits for review, nomination or a
-        human decision, or a submission for the judge's answer or its result."""
-        for status in (
-            CandidateStatus.FROZEN,
-            CandidateStatus.UNDER_REVIEW,
-            CandidateStatus.NOMINATED,
-            CandidateStatus.AWAITING_APPROVAL,
-        ):
-            if await self.candidates.list(self.run_id, status=status):
-                return True
+        """Whether results may still come: a pass is under way, a candidate waits for review,
+        nomination or a human decision, or a submission for the judge's answer or its result.
+        The candidates are read once, so a status that moves while this looks (a human's
+        approval from another process) is seen in one place or the other, never in neither."""
+        if self._passing:
+            return True
+        everyone = await self.candidates.list(self.run_id)
+        statuses = {c.status for c in everyone}
+        if statuses & _AWAITING_THE_JUDGER:
+            return True
         if any(s.status.in_flight for s in await self.submissions(backend=self.client.backend)):
             return True
         if await self.at_cap():
             return False  # what waits for a submission waits for tomorrow
-        if await self.candidates.list(self.run_id, status=CandidateStatus.APPROVED_PENDING):
+        if CandidateStatus.APPROVED_PENDING in statuses:
             return True
-        # reviewed and beating the bar: the pass under way nominates it next (a run that ended
-        # between the review and the nomination left its submission without a result)
-        return await self._challenger() is not None
+        # reviewed and beating the bar: the next pass nominates it (a run that ended between
+        # the review and the nomination left its submission without a result)
+        reviewed = [c for c in everyone if c.status == CandidateStatus.REVIEWED]
+        return bool(reviewed) and await self._challenger(reviewed) is not None
 
     async def used_today(self) -> int:
         return await self.rows.count_on_day(self.client.backend, quota_day(self.clock()))
@@ -220,16 +240,15 @@ class Judger:
         day = quota_day(self.clock())
         return await self.rows.count_on_day(self.client.backend, day, unverified_only=True)
 
-    async def _challenger(self) -> Candidate | None:
+    async def _challenger(self, reviewed: list[Candidate] | None = None) -> Candidate | None:
         """The best reviewed source not yet submitted that beats the bar by the margin; under
         the official-driven strategy, else the oldest unverified one within the diagnosis
-        allowance (its official per-point results are the diagnosis)."""
+        allowance (its official per-point results are the diagnosis). `reviewed`: the
+        reviewed candidates as the caller read them (default: read now)."""
         done = await self.rows.sources(self.client.backend)
-        reviewed = [
-            c
-            for c in await self.candidates.list(self.run_id, status=CandidateStatus.REVIEWED)
-            if c.source_sha256 not in done
-        ]
+        if reviewed is None:
+            reviewed = await self.candidates.list(self.run_id, status=CandidateStatus.REVIEWED)
+        reviewed = [c for c in reviewed if c.source_sha256 not in done]
         verified = [c for c in reviewed if c.local_passed and c.cycles_sum is not None]
         if verified:
             best = min(verified, key=lambda c: c.cycles_sum or 0)
