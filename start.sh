@@ -145,6 +145,10 @@ case "$MODE" in
     else
       say "pytest: a skip fails the run"
     fi
+    if [ "$#" -eq 0 ]; then
+      # the suite's tests are independent: one process per core, idle ones steal queued tests
+      set -- -n "${JUSTKERNEL_TEST_WORKERS:-2}" --dist worksteal
+    fi
     exec uv run --frozen pytest "$@"
     ;;
   "")
