@@ -225,7 +225,12 @@ def test_a_crash_at_each_point_then_resume_loses_and_repeats_nothing(
     assert len(subs) <= 2
     assert Counter(j["source_sha256"] for j in judged) == Counter(s["source_sha256"] for s in subs)
     assert {j["id"] for j in judged} == {s["id"] for s in subs}
-    assert all(j["status"] == "finished" for j in judged)
+    judge_log = data / "logs" / "judge-server.log"
+    judge_tail = judge_log.read_text(errors="replace")[-3000:] if judge_log.exists() else ""
+    assert all(j["status"] == "finished" for j in judged), (
+        [{k: j[k] for k in ("id", "status", "error")} for j in judged],
+        judge_tail,
+    )
 
     # every official result recorded, once per submission, and the candidate says so
     assert all(s["status"] in ("official_pass", "official_fail") for s in subs), subs

@@ -17,6 +17,8 @@ from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, Protocol
 
 from justkernel.a2a.board import LabBoard
+from justkernel.agents.approval_desk import ApprovalDesk
+from justkernel.core.approvals import DEFAULT_MODE
 from justkernel.core.events.runs import TeamExited
 from justkernel.core.reasons import Reason, ReasonCode
 from justkernel.lab import Lab
@@ -159,6 +161,9 @@ class RunController:
                 teams=plans,
                 toolchain=task.toolchain,
             )
+            if task.approval_mode != DEFAULT_MODE:  # set before the first turn can act
+                desk = ApprovalDesk.of(runtime.lab)
+                await desk.set_mode(session.run_id, None, task.approval_mode, by="dashboard")
             await self._begin(session, task.minutes * 60 if task.minutes else None)
             return session.run
 

@@ -1,6 +1,7 @@
 """The task the dashboard starts: single main team or multi-team, which model per team and per
-member, time limit, worker slots and the run's target (toolchain; empty: the lab's default,
-`JUSTKERNEL_TOOLCHAIN`). Kept as JSON in the data folder so a reload shows it."""
+member, time limit, worker slots, the run's target (toolchain; empty: the lab's default,
+`JUSTKERNEL_TOOLCHAIN`) and how its teams are supervised (approval mode; each team's own mode
+can be changed once the run is up). Kept as JSON in the data folder so a reload shows it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from justkernel.core.approvals import DEFAULT_MODE, ApprovalMode
 from justkernel.core.targets import ToolchainId
 from justkernel.store.files import JsonModelFile
 from justkernel.web.forms import FormErrors, Problem, parse_model
@@ -35,6 +37,7 @@ class TaskSettings(BaseModel):
     slots: int | None = Field(default=None, ge=1, le=8)
     model_calls: int = Field(default=4, ge=1, le=64)
     toolchain: ToolchainId | None = None  # None: the lab's default target
+    approval_mode: ApprovalMode = DEFAULT_MODE  # the run's default, before any team acts
 
 
 def validate_task(data: Any, presets: set[str]) -> TaskSettings:

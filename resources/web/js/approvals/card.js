@@ -40,6 +40,7 @@ export function approvalCard(item, teamName, decide) {
   return h("article", { class: "approval-card", dataset: { approval: item.id, team: item.team_id, tool: item.tool } },
     h("header", {},
       h("span", { class: "tool mono", title: t("ap_tool"), text: item.tool }),
+      item.kind ? h("span", { class: "chip kind mono", text: item.kind }) : null, // e.g. a full simulation
       h("span", { class: "chip team", title: t("ap_team"), text: teamName }),
       h("time", { class: "asked muted small", title: t("ap_asked"), datetime: item.created_at || "", text: clock(item.created_at) })),
     args,

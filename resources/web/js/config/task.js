@@ -5,6 +5,7 @@ import * as api from "../api.js";
 import { h } from "../dom.js";
 import { t, word } from "../i18n.js";
 import { emit, state } from "../state.js";
+import { MODES, modeWord } from "../approvals/words.js";
 import { confirmButton, field, formStatus, input, say, select, showErrors, submit } from "./form.js";
 
 const ROLES = ["analyst", "developer", "reviewer"];
@@ -68,6 +69,8 @@ function taskForm(data, onStarted) {
       ["cpu", t("toolchain_cpu")],
       ["cann", t("toolchain_cann")],
     ], task.toolchain || "")),
+    field("approval_mode", "f_approval_mode", select(MODES.map((m) => [m, modeWord(m)]), task.approval_mode || "auto"),
+      "f_approval_mode_hint"),
     h("div", { class: "buttons" },
       h("button", { type: "button", id: "task-save", text: t("save"), onclick: () => save(false) }),
       h("button", { type: "button", id: "task-start", class: "primary", text: t("start"), onclick: () => save(true) })),
@@ -89,6 +92,7 @@ function taskForm(data, onStarted) {
       slots: num("slots"),
       model_calls: num("model_calls") ?? 4,
       toolchain: f.querySelector("[name=toolchain]").value || null,
+      approval_mode: f.querySelector("[name=approval_mode]").value,
     };
   };
   async function save(start) {
