@@ -45,25 +45,28 @@ def runtime_board(runtime: LabRuntime, run_id: str):  # type: ignore[no-untyped-
 
 
 async def test_results_reach_every_team_once_across_a_restart(
-    runtime: LabRuntime, judge_url: tuple[str, str], lab_settings: Settings
+    judge_url: tuple[str, str], lab_settings: Settings
 ) -> None:
     url, token = judge_url
-    run = await runtime.lab.runs.create("tournament")
-    scheduler = runtime.scheduler(run.id)
-    teams = [await scheduler.add_team("offline") for _ in range(3)]
-    judger = _judger(runtime, run.id, scheduler, url, token)
-    stop = asyncio.Event()
-    judging = asyncio.create_task(judger.run(stop))
-    dispatch = asyncio.create_task(scheduler.run(seconds=TIMEOUT, busy=judger.busy))
-    async with asyncio.timeout(TIMEOUT):
-        while not await _feedback_delivered(runtime, run.id):
-            assert not dispatch.done(), "the run ended before any feedback was delivered"
-            await asyncio.sleep(0.2)
-    # the lab dies right after a delivery, before the agent's next step could acknowledge it
-    for task in (dispatch, judging):
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    async with open_runtime(lab_settings, slots=2) as runtime:
+        run = await runtime.lab.runs.create("tournament")
+        scheduler = runtime.scheduler(run.id)
+        teams = [await scheduler.add_team("offline") for _ in range(3)]
+        judger = _judger(runtime, run.id, scheduler, url, token)
+        stop = asyncio.Event()
+        judging = asyncio.create_task(judger.run(stop))
+        dispatch = asyncio.create_task(scheduler.run(seconds=TIMEOUT, busy=judger.busy))
+        async with asyncio.timeout(TIMEOUT):
+            while not await _feedback_delivered(runtime, run.id):
+                assert not dispatch.done(), "the run ended before any feedback was delivered"
+                await asyncio.sleep(0.2)
+        # the lab dies right after a delivery, before the agent's next step could acknowledge
+        # it; its connections close as a dead process's do (a write cut off by the cancel is
+        # rolled back instead of holding the databases' write lock against the restarted lab)
+        for task in (dispatch, judging):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     async with open_runtime(lab_settings, slots=2) as restarted:
         scheduler = restarted.scheduler(run.id)
