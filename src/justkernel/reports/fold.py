@@ -47,6 +47,7 @@ from justkernel.core.events.runs import (
 )
 from justkernel.events import Event, EventLog
 from justkernel.reports.approvals_fold import ApprovalsFold
+from justkernel.reports.health_fold import HealthFold
 from justkernel.reports.judger_fold import JudgerFold
 from justkernel.reports.team_state import Job, TeamState, Usage
 
@@ -73,6 +74,7 @@ class RunState:
     edges: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
     judger: JudgerFold = field(default_factory=JudgerFold)
     approvals: ApprovalsFold = field(default_factory=ApprovalsFold)
+    health: HealthFold = field(default_factory=HealthFold)
     jobs: list[Job] = field(default_factory=list)
     providers: dict[str, Usage] = field(default_factory=dict)
     members: dict[tuple[str, str], Usage] = field(default_factory=dict)  # (team, role)
@@ -144,6 +146,7 @@ class RunState:
         team.set_reason(None)
 
     def _turn_end(self, event: Event, p: TeamTurnEnd) -> None:
+        self.health.turn_end(event, p)
         team = self._team(event.team or "?")
         team.running = False
         if not team.exited:
@@ -170,6 +173,7 @@ class RunState:
     def _dispatch_started(self, _event: Event, _p: EventPayload) -> None:
         self.dispatch, self.dispatch_reason = "running", None
         self.dispatch_reason_coded = (None, None)
+        self.health.dispatch_started()
 
     def _dispatch_stopped(self, _event: Event, p: DispatchStopped) -> None:
         self.dispatch, self.dispatch_reason = "stopped", p.reason

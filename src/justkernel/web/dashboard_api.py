@@ -20,7 +20,6 @@ from justkernel.reports.fold import RunState
 from justkernel.store import Run
 from justkernel.web.api import int_param
 from justkernel.web.response_cache import ResponseCache
-from justkernel.web.run_health import run_health
 from justkernel.web.throughput import ReceiptTimes, throughput
 from justkernel.web.views import RunViews
 
@@ -95,7 +94,7 @@ async def view(request: Request, run: Run) -> Response:
             "dispatch_reason": state.dispatch_reason,
             **_dispatch_reason(state),
             "paused_providers": state.paused_providers,
-            "health": await run_health(request.app.state.lab.events, run.id, at),
+            "health": state.health.view(),
             "teams": [t for t in teams if not t["exited"]],
             "exited": [t for t in teams if t["exited"]],
             "champion": state.champion,
