@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from justkernel import __version__
@@ -19,6 +19,7 @@ from justkernel.lab import Lab
 from justkernel.reports.fold import RunState
 from justkernel.store import Run
 from justkernel.web.api import int_param
+from justkernel.web.fast_json import FastJSONResponse
 from justkernel.web.response_cache import ResponseCache
 from justkernel.web.throughput import ReceiptTimes, throughput
 from justkernel.web.views import RunViews
@@ -63,7 +64,7 @@ def _head(run: Run, state: RunState, at: int | None) -> dict[str, Any]:
 
 async def info(request: Request) -> Response:
     """What this server can do, so the page shows only the controls that work."""
-    return JSONResponse(
+    return FastJSONResponse(
         {
             "version": __version__,
             "demo": bool(request.app.state.demo_only),
@@ -86,7 +87,7 @@ def _dispatch_reason(state: RunState) -> dict[str, Any]:
 async def view(request: Request, run: Run) -> Response:
     state, at = await _state(request, run)
     teams = state.team_list()
-    return JSONResponse(
+    return FastJSONResponse(
         {
             **_head(run, state, at),
             "run": run.to_dict(),
@@ -108,7 +109,7 @@ async def team_plan(request: Request, run: Run) -> Response:
     if team is None:
         raise UnknownTeamView(request.path_params["team_id"])
     experiments = sorted(team.experiments.values(), key=lambda e: e["number"])
-    return JSONResponse(
+    return FastJSONResponse(
         {
             **_head(run, state, at),
             "team": team.summary(),
@@ -123,12 +124,12 @@ async def team_plan(request: Request, run: Run) -> Response:
 
 async def graph(request: Request, run: Run) -> Response:
     state, at = await _state(request, run)
-    return JSONResponse({**_head(run, state, at), **state.graph()})
+    return FastJSONResponse({**_head(run, state, at), **state.graph()})
 
 
 async def results(request: Request, run: Run) -> Response:
     state, at = await _state(request, run)
-    return JSONResponse(
+    return FastJSONResponse(
         {
             **_head(run, state, at),
             "leaderboard": state.leaderboard(),
@@ -144,7 +145,7 @@ async def judger(request: Request) -> Response:
     state, at = await _state(request, run)
     controls = request.app.state.judger
     settings = controls.settings() if controls is not None else None
-    return JSONResponse(
+    return FastJSONResponse(
         {
             **_head(run, state, at),
             "candidates": state.judger_rows(),
@@ -158,11 +159,11 @@ async def judger(request: Request) -> Response:
 async def throughput_view(request: Request, run: Run) -> Response:
     state, at = await _state(request, run)
     times: ReceiptTimes = request.app.state.receipt_times
-    return JSONResponse({**_head(run, state, at), **(await throughput(state, times))})
+    return FastJSONResponse({**_head(run, state, at), **(await throughput(state, times))})
 
 
 async def unknown_team(_request: Request, exc: Exception) -> Response:
-    return JSONResponse({"error": "not_found", "detail": f"no team {exc}"}, status_code=404)
+    return FastJSONResponse({"error": "not_found", "detail": f"no team {exc}"}, status_code=404)
 
 
 routes = [

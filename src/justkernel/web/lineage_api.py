@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from justkernel.lab import Lab
@@ -24,6 +24,7 @@ from justkernel.store import Run
 from justkernel.store.lineage import checked_parents
 from justkernel.web.api import int_param
 from justkernel.web.dashboard_api import cached, is_simulated
+from justkernel.web.fast_json import FastJSONResponse
 from justkernel.web.lineage_detail import diff_against, messages, points_summary, receipt
 from justkernel.web.lineage_index import MentionIndex
 from justkernel.web.pipeline_api import PipelineNotFound, PipelineViews
@@ -81,7 +82,7 @@ async def lineage(request: Request, run: Run) -> Response:
     state, at = await _state(request, run)
     rows = frozen_rows(state)
     checked = parents(rows)
-    return JSONResponse(
+    return FastJSONResponse(
         {
             "run_id": run.id,
             "simulated": is_simulated(run),
@@ -135,7 +136,7 @@ async def node(request: Request, run: Run) -> Response:
     children = [c for c, p in checked.items() if p is not None and p[0] == wanted]
     # the recorded claim is not shown raw: only the checked parent above
     shown = {k: v for k, v in frozen.items() if k not in ("parent_id", "parent_kind")}
-    return JSONResponse(
+    return FastJSONResponse(
         {
             "run_id": run.id,
             "simulated": is_simulated(run),
@@ -161,7 +162,7 @@ async def node(request: Request, run: Run) -> Response:
 
 
 async def unknown_candidate(_request: Request, exc: Exception) -> Response:
-    return JSONResponse(
+    return FastJSONResponse(
         {"error": "not_found", "detail": f"no frozen candidate {exc} in this run"},
         status_code=404,
     )
