@@ -203,7 +203,8 @@ def _outside_action(team: TeamState) -> str:
     last = team.last_outside
     if last is None:
         return "no action over A2A yet"
-    when = str(last.get("ts") or "—")
+    ts = last.get("ts")
+    when = f"{ts[:19].replace('T', ' ')} UTC" if isinstance(ts, str) and ts else "—"
     if last.get("action") == "candidate":
         return f"last: submitted a candidate ({last.get('status') or '—'}) at {when}"
     return f"last: sent a message to {last.get('to') or '—'} at {when}"
