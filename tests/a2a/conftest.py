@@ -13,7 +13,6 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,9 +26,10 @@ from starlette.applications import Starlette
 from justkernel.a2a.endpoint import A2AEndpoint, a2a_routes, open_a2a
 from justkernel.a2a.external import Joined, join_external, team_path
 from justkernel.app import LabRuntime
+from tests.support.a2a_agent import FIXTURE_KERNEL, fixture_files
 
 # the real lab runtime fixtures (`runtime`, `lab_settings`) come from tests/conftest.py
-FIXTURE_KERNEL = Path(__file__).resolve().parents[1] / "fixtures" / "kernels" / "fast_fused_blocked"
+__all__ = ["FIXTURE_KERNEL", "fixture_files"]  # re-exported for the A2A and security tests
 
 
 @dataclass
@@ -97,14 +97,6 @@ async def team_client(url: str, token: str | None) -> AsyncIterator[Client]:
             yield client
         finally:
             await client.close()
-
-
-def fixture_files() -> dict[str, str]:
-    return {
-        p.relative_to(FIXTURE_KERNEL).as_posix(): p.read_text()
-        for p in sorted(FIXTURE_KERNEL.rglob("*"))
-        if p.is_file()
-    }
 
 
 async def send(

@@ -7,6 +7,7 @@ import start from "./i18n/start.js";
 import errors from "./i18n/errors.js";
 import config from "./i18n/config.js";
 import approvals from "./i18n/approvals.js";
+import outside from "./i18n/outside.js";
 
 const EN = {
   title: "JustKernel",
@@ -515,7 +516,7 @@ const ZH = {
 };
 
 // each part of the page keeps its words in its own file (js/i18n/<part>.js)
-for (const area of [lineage, steps, judger, charts, start, errors, config, approvals]) {
+for (const area of [lineage, steps, judger, charts, start, errors, config, approvals, outside]) {
   Object.assign(EN, area.en);
   Object.assign(ZH, area.zh);
 }

@@ -30,6 +30,7 @@ from justkernel.core.events.agents import (
     ToolCall,
 )
 from justkernel.core.events.collab import (
+    A2AEvaluation,
     A2AMessage,
     CandidateFrozen,
     JudgerModelReview,
@@ -52,6 +53,7 @@ from justkernel.reports.judger_fold import JudgerFold
 from justkernel.reports.team_state import Job, TeamState, Usage
 
 READ_PAGE = 2000
+OUTSIDE = "external"  # the fold's status of an outside agent's team: it never takes a turn
 JUDGER_NODE = "judger"
 LAB_NODE = "lab"
 ADOPTION_TOOL = "fetch_candidate_source"  # the tool call that adopts another team's candidate
@@ -139,6 +141,9 @@ class RunState:
         team.config = p.config or {}
         team.baseline_commit = p.baseline_commit
         team.registered_seq = event.seq
+        team.external = bool(team.config.get("external"))
+        if team.external and not team.exited:
+            team.status = OUTSIDE
 
     def _turn(self, event: Event, _p: EventPayload) -> None:
         team = self._team(event.team or "?")
@@ -161,7 +166,7 @@ class RunState:
     def _resumed(self, event: Event, _p: EventPayload) -> None:
         team = self._team(event.team or "?")
         if not team.exited:
-            team.status = "idle"
+            team.status = OUTSIDE if team.external else "idle"
             team.set_reason(None)
 
     def _exited(self, event: Event, p: TeamExited) -> None:
@@ -293,9 +298,28 @@ class RunState:
             else:
                 recipients = [p.to]
         kind = p.type or "message"
+        if event.team is not None:
+            self._outside(event, {"action": "message", "to": p.to, "type": kind})
         for recipient in recipients:
             if recipient != sender:
                 self._edge(sender, recipient, kind, event, p.summary or "")
+
+    def _evaluation(self, event: Event, p: A2AEvaluation) -> None:
+        self._outside(
+            event,
+            {
+                "action": "candidate",
+                "status": p.status,
+                "candidate_id": p.candidate_id,
+                "total_est_cycles": p.total_est_cycles,
+            },
+        )
+
+    def _outside(self, event: Event, action: dict[str, Any]) -> None:
+        """An outside agent's team did something over A2A: its last action, with when."""
+        team = self._team(event.team or "?")
+        if team.external:
+            team.last_outside = {**action, "seq": event.seq, "ts": event.ts}
 
     def _edge(self, source: str, target: str, kind: str, event: Event, summary: str) -> None:
         edge = self.edges.setdefault(
@@ -348,6 +372,7 @@ class RunState:
                 "status": t.status,
                 "running": t.running,
                 "offline": t.offline,
+                "external": t.external,
                 "best_cycles": t.best_cycles,
             }
             for t in sorted(self.teams.values(), key=_team_order)
@@ -451,6 +476,7 @@ _HANDLERS: dict[str, Any] = {
     "experiment.planned": RunState._planned,
     "experiment.receipt": RunState._receipt,
     "a2a.message": RunState._message,
+    "a2a.evaluation": RunState._evaluation,
     "candidate.frozen": RunState._frozen,
     "tool.call": RunState._tool_call,
     "judger.review": lambda s, e, p: s.judger.review(e, p),

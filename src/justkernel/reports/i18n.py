@@ -127,6 +127,9 @@ WORDS: dict[str, str] = {
     "thinking": "思考中",
     "waiting": "等待中",
     "queued": "排队中",
+    "outside agent (A2A)": "外部智能体（A2A）",
+    "no action over A2A yet": "尚未通过 A2A 行动",
+    "measured": "已测量",
     "exited": "已退出",
     "stopped": "已停止",
     "failed": "失败",
@@ -196,6 +199,10 @@ WORDS: dict[str, str] = {
 
 def _w(text: str) -> str:
     return WORDS.get(text, text)
+
+
+def _addressee(to: str) -> str:
+    return "所有队伍" if to == "all" else f" {to} "
 
 
 # the rules reviewer's reasons (judger/review.py), found inside a review's text
@@ -272,6 +279,14 @@ SENTENCES: list[Template] = [
     (
         re.compile(r"^Verified SOTA: submission (.+) of (.+), prof_sum (.+) µs \(event #(.+)\)\.$"),
         lambda m: f"已验证最佳：{m[2]} 的提交 {m[1]}，prof_sum {m[3]} µs（事件 #{m[4]}）。",
+    ),
+    (
+        re.compile(r"^last: submitted a candidate \((.+)\) at (.+)$"),
+        lambda m: f"最近：于 {m[2]} 提交了一个候选（{_w(m[1])}）",
+    ),
+    (
+        re.compile(r"^last: sent a message to (.+) at (.+)$"),
+        lambda m: f"最近：于 {m[2]} 向{_addressee(m[1])}发送了一条消息",
     ),
     (re.compile(r"^cycles (.+)$"), lambda m: f"周期数 {m[1]}"),
     (re.compile(r"^(\S+) of (\S+)$"), lambda m: f"{m[1]} / {m[2]}"),

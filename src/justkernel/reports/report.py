@@ -32,7 +32,7 @@ from justkernel.reports.document import (
     to_html,
     to_markdown,
 )
-from justkernel.reports.fold import RunState, fold_into
+from justkernel.reports.fold import OUTSIDE, RunState, fold_into
 from justkernel.reports.i18n import Lang, localise
 from justkernel.reports.pipeline_report import pipeline_blocks
 from justkernel.reports.svg import cycles_plot
@@ -194,14 +194,30 @@ def _status_reason(team: TeamState) -> Reason | str | None:
     return found if found is not None else team.status_reason
 
 
+OUTSIDE_STATUS = "outside agent (A2A)"
+
+
+def _outside_action(team: TeamState) -> str:
+    """What an outside agent's team last did over A2A, and when (it never takes a turn, so
+    this, not a turn's status, says whether it is at work)."""
+    last = team.last_outside
+    if last is None:
+        return "no action over A2A yet"
+    ts = last.get("ts")
+    when = f"{ts[:19].replace('T', ' ')} UTC" if isinstance(ts, str) and ts else "—"
+    if last.get("action") == "candidate":
+        return f"last: submitted a candidate ({last.get('status') or '—'}) at {when}"
+    return f"last: sent a message to {last.get('to') or '—'} at {when}"
+
+
 def _teams(state: RunState) -> Section:
     rows = [
         [
             _team_label(state, t.id),
             t.model_preset,
             ("offline" if t.offline else t.provider),
-            t.status,
-            _status_reason(t),
+            OUTSIDE_STATUS if t.status == OUTSIDE else t.status,
+            _outside_action(t) if t.status == OUTSIDE else _status_reason(t),
             fmt_num(t.baseline_cycles),
             fmt_num(t.best_cycles),
             _gain(t),

@@ -103,6 +103,8 @@ class TeamState:
     source_changes: int = 0
     official: list[dict[str, Any]] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)
+    external: bool = False  # an outside agent's team (A2A): never dispatched by the scheduler
+    last_outside: dict[str, Any] | None = None  # its last message or submission over A2A
 
     def set_reason(
         self, text: str | None, code: str | None = None, params: dict[str, Any] | None = None
@@ -147,6 +149,8 @@ class TeamState:
             "latest_official": _coverage(latest),
             "official_count": len(self.official),
             "candidates": len(self.candidates),
+            "external": self.external,
+            "last_outside": self.last_outside,
         }
 
 

@@ -147,11 +147,30 @@ def load_model_presets(local_file: Path | None = None) -> dict[str, ModelPreset]
     return presets
 
 
+def shipped_preset_names() -> set[str]:
+    """The presets the lab ships (`models.toml`): a local file may override one, never remove it."""
+    return set(_read_presets(public_models_file(), shipped=True))
+
+
+def delete_local_preset(local_file: Path, name: str) -> bool:
+    """Remove one preset from the local file, keeping the others (atomic replace); False when
+    the file has no such preset. Its stored key is the caller's to delete."""
+    existing = _read_presets(local_file) if local_file.is_file() else {}
+    if existing.pop(name, None) is None:
+        return False
+    _write_local(local_file, existing)
+    return True
+
+
 def save_local_preset(local_file: Path, preset: ModelPreset) -> None:
     """Add or replace one preset in the local file, keeping the others; atomic replace.
     No key reference is written: a local preset's key is always `preset_secret_name`."""
     existing = _read_presets(local_file) if local_file.is_file() else {}
     existing[preset.name] = preset
+    _write_local(local_file, existing)
+
+
+def _write_local(local_file: Path, existing: dict[str, ModelPreset]) -> None:
     doc = {
         "models": {
             name: p.model_dump(exclude={"name", "api_key_secret"}, exclude_none=True)

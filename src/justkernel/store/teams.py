@@ -86,6 +86,13 @@ class TeamRegistry:
             query = query.where(teams.c.status != "exited")
         return await self._db.records(Team, query)
 
+    async def using_preset(self, preset: str) -> list[Team]:
+        """The teams of every run, not exited, whose model or a member's model is `preset`
+        (deleting it would leave them without a model when their run goes on)."""
+        query = select(teams).where(teams.c.status != "exited")
+        query = query.order_by(teams.c.run_id, teams.c.number)
+        return [t for t in await self._db.records(Team, query) if preset in _presets_of(t)]
+
     async def exists(self, team_id: str) -> bool:
         """Whether any run has a team of that id (a public agent card needs no more)."""
         query = select(teams.c.id).where(teams.c.id == team_id).limit(1)
@@ -110,3 +117,9 @@ class TeamRegistry:
         )
         if result.rowcount == 0:
             raise UnknownTeam(f"{run_id}/{team_id}")
+
+
+def _presets_of(team: Team) -> set[str]:
+    members = team.config.get("member_models")
+    named = members.values() if isinstance(members, dict) else ()
+    return {team.model_preset, *(m for m in named if isinstance(m, str))}

@@ -13,7 +13,7 @@ The request guard and the session (or bearer token) apply as to every change.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
@@ -29,19 +29,13 @@ from justkernel.agents.approval_desk import (
 from justkernel.core.approvals import ApprovalMode
 from justkernel.store import Run
 from justkernel.store.teams import UnknownTeam
+from justkernel.web import refusals
 from justkernel.web.config_api import refuse_in_demo
 from justkernel.web.forms import json_body, parse_model
+from justkernel.web.refusals import Refused
 
 HUMAN = "dashboard"
 DECISIONS = {"approve": (True, False), "reject": (False, False), "remember": (True, True)}
-
-
-class Refused(Exception):
-    """A refusal the page translates: HTTP `status`, `code` and its `params`, and `detail`."""
-
-    def __init__(self, status: int, code: str, detail: str, **params: Any) -> None:
-        super().__init__(detail)
-        self.status, self.code, self.detail, self.params = status, code, detail, params
 
 
 class DecisionForm(BaseModel):
@@ -182,13 +176,6 @@ async def put_mode(request: Request) -> Response:
     return JSONResponse({"run_id": run.id, "team": team_id, "mode": mode.value})
 
 
-async def refused(_request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, Refused)
-    error = {404: "not_found", 409: "conflict"}.get(exc.status, "refused")
-    body = {"error": error, "code": exc.code, "params": exc.params, "detail": exc.detail}
-    return JSONResponse(body, status_code=exc.status)
-
-
 APPROVALS = "/api/runs/{run_id}/approvals"
 routes = [
     Route(APPROVALS, pending, methods=["GET"]),
@@ -200,4 +187,4 @@ routes = [
     Route("/api/runs/{run_id}/teams/{team_id}/approval-mode", put_mode, methods=["PUT"]),
 ]
 
-exception_handlers = {Refused: refused}
+exception_handlers = refusals.exception_handlers

@@ -21,16 +21,19 @@ from justkernel.settings.config import ConfigError
 from justkernel.settings.models import (
     DEFAULT_BASE_URLS,
     ModelPreset,
+    delete_local_preset,
     environment_key,
     load_model_presets,
     preset_secret_name,
     save_local_preset,
+    shipped_preset_names,
 )
 from justkernel.settings.provider_keys import ProviderKeys
 from justkernel.settings.secrets import SecretsStore
 from justkernel.web.forms import FormErrors, Problem, json_body, parse_model
 from justkernel.web.host_paths import hide_host_paths, shown_path
 from justkernel.web.hosts_config import delete_host, list_hosts, save_host
+from justkernel.web.refusals import Refused
 
 PROVIDERS = ["offline", "openai", "deepseek", "qwen", "openai_compatible"]
 EFFORTS = ["minimal", "low", "medium", "high"]
@@ -215,6 +218,54 @@ async def test_model(request: Request) -> Response:
     return JSONResponse(body)
 
 
+async def _runs_using(lab: Lab, name: str) -> list[dict[str, Any]]:
+    """The live runs with a team (not exited) on preset `name`: `{"run", "teams"}` each."""
+    by_run: dict[str, list[str]] = {}
+    for team in await lab.teams.using_preset(name):
+        by_run.setdefault(team.run_id, []).append(team.id)
+    users = []
+    for run_id, team_ids in by_run.items():
+        run = await lab.runs.get(run_id)
+        if run.mode == "live" and not run.read_only:
+            users.append({"run": run_id, "teams": team_ids})
+    return users
+
+
+async def delete_model(request: Request) -> Response:
+    """Delete a local preset and its stored key. The offline preset, a shipped one and one a
+    team of a live run still uses stay (409, saying which run and teams)."""
+    refuse_in_demo(request)
+    lab = _lab(request)
+    name = request.path_params["name"]
+    presets = load_model_presets(lab.settings.models_local_file)
+    preset = presets.get(name)
+    if preset is None:
+        raise Refused(404, "no_such_preset", f"no model preset {name!r}", name=name)
+    if preset.provider == "offline":
+        message = f"{name} is the offline model; it cannot be deleted"
+        raise Refused(409, "offline_preset", message, name=name)
+    if name in shipped_preset_names():
+        message = f"{name} ships with the lab (models.toml); it cannot be deleted"
+        raise Refused(409, "shipped_preset", message, name=name)
+    users = await _runs_using(lab, name)
+    if users:
+        where = "; ".join(f"run {u['run']} (teams {', '.join(u['teams'])})" for u in users)
+        message = f"{name} is still used by {where}"
+        first = users[0]
+        raise Refused(
+            409,
+            "preset_in_use",
+            message,
+            name=name,
+            run=first["run"],
+            teams=", ".join(first["teams"]),
+            runs=users,
+        )
+    delete_local_preset(lab.settings.models_local_file, name)
+    lab.secrets.delete(preset_secret_name(name))
+    return JSONResponse({"deleted": name})
+
+
 async def get_workers(request: Request) -> Response:
     lab = _lab(request)
     hosts = [] if request.app.state.demo_only else list_hosts(lab.settings.hosts_file)
@@ -268,6 +319,7 @@ async def config_broken(request: Request, exc: Exception) -> Response:
 routes = [
     Route("/api/config/models", list_models, methods=["GET"]),
     Route("/api/config/models", save_model, methods=["POST"]),
+    Route("/api/config/models/{name}", delete_model, methods=["DELETE"]),
     Route("/api/config/models/{name}/test", test_model, methods=["POST"]),
     Route("/api/config/workers", get_workers, methods=["GET"]),
     Route("/api/config/workers/hosts", save_worker_host, methods=["POST"]),

@@ -3,7 +3,7 @@
 import * as api from "../api.js";
 import { h } from "../dom.js";
 import { t } from "../i18n.js";
-import { field, formStatus, input, problemText, say, select, submit, values } from "./form.js";
+import { confirmButton, field, formStatus, input, problemText, say, select, submit, values } from "./form.js";
 import { table } from "../results/tables.js";
 
 async function test(name, out) {
@@ -28,9 +28,31 @@ function keyCell(m) {
   return `✓ ${t(m.key_source === "environment" ? "key_from_env" : "key_stored")}`;
 }
 
-function list(models) {
+/** A refusal's words: its code translated (cfg_err_<code> in i18n/config.js), else its detail. */
+function refusalText(err) {
+  const key = `cfg_err_${err.body?.code}`;
+  if (err.body?.code && t(key) !== key) return t(key, err.body.params || {});
+  return err.message;
+}
+
+/** Delete a local preset (and its stored key); a refusal says why in the row. */
+function deleteButton(m, out, reload) {
+  return confirmButton("delete", async () => {
+    out.className = "test-result";
+    try {
+      await api.send("DELETE", `/api/config/models/${encodeURIComponent(m.name)}`);
+      await reload();
+    } catch (err) {
+      out.textContent = refusalText(err);
+      out.classList.add("bad");
+    }
+  }, { class: "delete" });
+}
+
+function list(models, reload) {
   const rows = models.map((m) => {
     const out = h("span", { class: "test-result" });
+    const deletable = m.source === "local" && m.provider !== "offline";
     return h("tr", { dataset: { model: m.name } },
       h("td", { class: "mono", text: m.name }),
       h("td", { text: m.provider }),
@@ -38,7 +60,8 @@ function list(models) {
       h("td", { class: "mono", text: m.base_url || "—" }),
       h("td", { text: keyCell(m) }),
       h("td", { text: m.source }),
-      h("td", {}, h("button", { type: "button", class: "test", text: t("test"), onclick: () => test(m.name, out) }), out));
+      h("td", {}, h("button", { type: "button", class: "test", text: t("test"), onclick: () => test(m.name, out) }),
+        deletable ? deleteButton(m, out, reload) : null, out));
   });
   return table([t("f_name"), t("f_provider"), t("f_model"), t("f_base_url"), t("f_api_key"), t("source"), ""], rows, "models");
 }
@@ -75,8 +98,8 @@ function form(data, reload) {
 export async function renderModels(root) {
   const reload = async () => {
     const fresh = await api.get("/api/config/models");
-    root.querySelector(".models-list").replaceChildren(list(fresh.models));
+    root.querySelector(".models-list").replaceChildren(list(fresh.models, reload));
   };
   const data = await api.get("/api/config/models");
-  root.replaceChildren(h("div", { class: "models-list scroll-x" }, list(data.models)), form(data, reload));
+  root.replaceChildren(h("div", { class: "models-list scroll-x" }, list(data.models, reload)), form(data, reload));
 }

@@ -5,12 +5,13 @@ import { $, clip, h, num, short } from "../dom.js";
 import { t, word } from "../i18n.js";
 import { TODO_MARKS as TODO_MARK } from "./eventview.js";
 import { planBadge, planStatus } from "./planstatus.js";
+import { isOutside, outsideNote, outsideStatus } from "./outside.js";
 import { teamReason } from "./reasons.js";
 
 export function renderTeamSelect(select, teams, current) {
   const options = [h("option", { value: "", text: t("all_teams") })];
   for (const team of teams) {
-    const label = `${team.display_name}${team.offline ? ` · ${t("offline")}` : ""}`;
+    const label = `${team.display_name}${team.offline ? ` · ${t("offline")}` : ""}${team.external ? " · A2A" : ""}`;
     options.push(h("option", { value: team.id, text: label }));
   }
   select.replaceChildren(...options);
@@ -24,7 +25,9 @@ function teamStatus(team) {
     h("span", { class: `status-dot ${team.running ? "running" : team.status}` }),
     h("strong", { text: team.display_name }),
     team.offline ? h("span", { class: "chip offline", text: t("offline") }) : null,
-    h("span", { class: "muted", text: ` ${word(team.status)}${team.status_reason ? ` (${teamReason(team)})` : ""}` }),
+    isOutside(team)
+      ? outsideStatus(team)
+      : h("span", { class: "muted", text: ` ${word(team.status)}${team.status_reason ? ` (${teamReason(team)})` : ""}` }),
     h("div", { class: "small" },
       `${t("best_cycles")}: ${num(team.best_cycles)} · ${t("baseline")}: ${num(team.baseline_cycles)} · ${t("experiments")}: ${num(team.experiments)}`),
   );
@@ -81,6 +84,7 @@ export function renderPlan(body, statusEl, plan) {
   const parts = [];
   if (plan.todos?.length) parts.push(...todoList(plan.todos));
   else if (plan.experiments?.length) parts.push(...planList(plan.experiments));
+  else if (isOutside(plan.team)) parts.push(outsideNote(plan.team));
   else parts.push(h("p", { class: "muted", text: plan.team.status === "idle" ? t("queued_work") : t("no_plan") }));
   if (plan.todos?.length && plan.experiments?.length) parts.push(...planList(plan.experiments.slice(-5)));
   body.replaceChildren(...parts);
@@ -91,7 +95,9 @@ export function renderAllTeams(body, statusEl, teams) {
   body.replaceChildren(
     h("ul", { class: "team-list" }, teams.map((team) =>
       h("li", {}, h("span", { class: `status-dot ${team.running ? "running" : team.status}` }), h("strong", { text: team.display_name }),
-        h("span", { class: "muted small", text: ` ${word(team.status)} · ${num(team.best_cycles)}` })))),
+        isOutside(team)
+          ? outsideStatus(team, "muted small")
+          : h("span", { class: "muted small", text: ` ${word(team.status)} · ${num(team.best_cycles)}` })))),
   );
 }
 
