@@ -19,25 +19,9 @@ from justkernel.events.run_archive_check import check_bundle
 from justkernel.web.demo import demo_bundle_path
 from tests.support.labs import open_folder
 from tests.support.server import RunningServer, folder_server
-from tests.web.conftest import screenshot
+from tests.web.conftest import cjk_drawn, screenshot
 
 SIZES = ((1440, 900), (1024, 700))
-
-# the page's own font drawing two different Chinese characters: with a CJK font their pixels
-# differ; without one Chromium draws the same empty box for both
-GLYPHS_DIFFER = """() => {
-  const font = getComputedStyle(document.querySelector('#start-screen h2')).fontFamily;
-  const draw = (ch) => {
-    const canvas = document.createElement('canvas');
-    canvas.width = 64; canvas.height = 64;
-    const ctx = canvas.getContext('2d');
-    ctx.font = `48px ${font}`;
-    ctx.fillText(ch, 4, 52);
-    return Array.from(ctx.getImageData(0, 0, 64, 64).data).join(',');
-  };
-  const a = draw('中'), b = draw('文'), blank = draw(' ');
-  return a !== blank && b !== blank && a !== b;
-}"""
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +81,7 @@ def test_a_fresh_lab_opens_on_the_start_screen(
                 expect(page.locator(button)).to_be_visible()
             if lang == "zh":
                 expect(page.locator("#start-tournament")).to_have_text("启动离线锦标赛")
-                assert page.evaluate(GLYPHS_DIFFER), "Chinese is drawn as boxes: no CJK font"
+                assert cjk_drawn(page, "#start-screen h2"), "Chinese is drawn as boxes: no CJK font"
             else:
                 expect(page.locator("#start-tournament")).to_have_text(
                     "Start an offline tournament"
