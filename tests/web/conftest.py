@@ -62,17 +62,15 @@ def server(lab_dir: Path) -> Iterator[RunningServer]:
         yield running
 
 
-@pytest.fixture(scope="session")
-def session_cookie(server: RunningServer) -> dict[str, Any]:
-    """Trade the one-time link for the session cookie, as the browser would."""
+def trade_link(server: RunningServer) -> dict[str, Any]:
+    """Trade the server's one-time link for the session cookie, as the browser would."""
     answer = httpx.get(server.link, follow_redirects=False, timeout=30)
     assert answer.status_code == 303, answer.text
     name = f"jk_session_{server.base_url.rsplit(':', 1)[1]}"  # the cookie is named for its port
     return {"name": name, "value": answer.cookies[name], "url": server.base_url}
 
 
-@pytest.fixture(scope="session")
-def signed_in(session_cookie: dict[str, Any]) -> dict[str, Any]:
+def storage_state(session_cookie: dict[str, Any]) -> dict[str, Any]:
     """A storage state for new browser contexts: signed in already."""
     host = session_cookie["url"].split("//")[1].split(":")[0]
     cookie = {
@@ -86,6 +84,33 @@ def signed_in(session_cookie: dict[str, Any]) -> dict[str, Any]:
         "expires": -1,
     }
     return {"cookies": [cookie], "origins": []}
+
+
+@pytest.fixture(scope="session")
+def session_cookie(server: RunningServer) -> dict[str, Any]:
+    return trade_link(server)
+
+
+@pytest.fixture(scope="session")
+def signed_in(session_cookie: dict[str, Any]) -> dict[str, Any]:
+    return storage_state(session_cookie)
+
+
+@pytest.fixture(scope="module")
+def fresh_server() -> Iterator[RunningServer]:
+    """A server of its own on a fresh lab folder (no run yet), for the module that asks."""
+    folder = open_folder("jk-start-")
+    try:
+        with folder_server(folder) as running:
+            yield running
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def fresh_signed_in(fresh_server: RunningServer) -> dict[str, Any]:
+    """The fresh server's one-time link traded once, for every context of the module."""
+    return storage_state(trade_link(fresh_server))
 
 
 @pytest.fixture
