@@ -65,6 +65,7 @@ def write_pipeline_run(
                 TEAM,
             ),
         ]
-        return await write_run(lab, name, events), sha
+        # the run's target is the receipt's (the header's badge shows it)
+        return await write_run(lab, name, events, toolchain=receipt.executor.toolchain_id), sha
 
     return in_lab(lab_dir / "data", lab_dir / "config", work)

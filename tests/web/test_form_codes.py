@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.server import RunningServer
-from tests.web.conftest import open_dashboard, screenshot
+from tests.web.conftest import fill_bad_model_form, open_dashboard, screenshot
 
 BAD_PRESET = {
     "name": "bad name!",
@@ -67,15 +67,7 @@ def test_form_errors_show_in_the_page_language(
 ) -> None:
     page.add_init_script(f"localStorage.setItem('jk.lang', '{lang}')")
     open_dashboard(page, server.base_url)
-    page.click("[data-tab=config]")
-    form = page.locator("#model-form")
-    form.locator("[name=name]").fill("bad name!")
-    form.locator("[name=provider]").select_option("openai_compatible")
-    form.locator("[name=model]").fill("m")
-    form.locator("[name=base_url]").fill("ftp://example")
-    form.locator("[name=max_output_tokens]").fill("100000000000000000000")
-    form.locator("[name=display_name]").fill("x" * 3000)
-    form.locator("button[type=submit]").click()
+    form = fill_bad_model_form(page)
     limit = form.locator(".error[data-error-for='max_output_tokens']")
     if lang == "zh":
         expect(limit).to_have_text("最大为 1,000,000。")

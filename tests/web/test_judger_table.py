@@ -8,82 +8,15 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from justkernel.events import NewEvent
 from tests.support.server import RunningServer
 from tests.web.conftest import open_dashboard, screenshot
-from tests.web.synthetic import awaiting_candidate, in_lab, sha, write_run
-
-TEAM = "team-001"
-DIAGNOSTICS = ["kernel_f16: the compiler ran out of time", "$ g++ -c op_kernel/<kernel>.cpp"]
-
-
-def _frozen(cand: str, cycles: int) -> NewEvent:
-    payload = {"candidate_id": cand, "source_sha256": sha(cand), "cycles_sum": cycles}
-    return NewEvent("candidate.frozen", payload, TEAM)
-
-
-def _review(cand: str) -> NewEvent:
-    payload = {"candidate_id": cand, "team": TEAM, "verdict": "accepted", "reviewer": "rules"}
-    return NewEvent("judger.review", payload)
-
-
-def _submitted(cand: str, sub: str) -> NewEvent:
-    payload = {"candidate_id": cand, "team": TEAM, "submission_id": sub, "backend": "local"}
-    return NewEvent("judger.submission", payload)
-
-
-def _result(cand: str, sub: str, passed: bool, **extra: object) -> NewEvent:
-    outcome = "passed" if passed else "compile_failed"
-    points = [
-        {"id": f"h{n:02d}", "passed": passed, "time_us": 100.0 + n if passed else None}
-        | {"outcome": outcome}
-        for n in range(1, 16)
-    ]
-    payload = {
-        "submission_id": sub,
-        "candidate_id": cand,
-        "source_sha256": sha(cand),
-        "status": "official_pass" if passed else "official_fail",
-        "points": points,
-        "prof_sum_us": sum(p["time_us"] for p in points) if passed else None,
-        "sota_changed": passed,
-        **extra,
-    }
-    return NewEvent("official.result", payload, TEAM)
-
-
-def _events() -> list[NewEvent]:
-    """A pass, a compile failure with the judge's words, an accepted candidate not (yet)
-    nominated, and a nomination that waits for a human."""
-    registered = {"display_name": "Offline-001", "model_preset": "offline", "provider": "offline"}
-    nomination = {"candidate_id": "cand-ddd", "team": TEAM, "awaiting_approval": True}
-    return [
-        NewEvent("team.registered", registered, TEAM),
-        _frozen("cand-aaa", 900),
-        _review("cand-aaa"),
-        _submitted("cand-aaa", "sub-a"),
-        _result("cand-aaa", "sub-a", True),
-        _frozen("cand-bbb", 800),
-        _review("cand-bbb"),
-        _submitted("cand-bbb", "sub-b"),
-        _result("cand-bbb", "sub-b", False, outcome="compile_failed", diagnostics=DIAGNOSTICS),
-        _frozen("cand-ccc", 950),
-        _review("cand-ccc"),
-        _frozen("cand-ddd", 700),
-        _review("cand-ddd"),
-        NewEvent("judger.nomination", nomination),
-    ]
+from tests.web.synthetic import DIAGNOSTICS, in_lab, write_judger_table_run
 
 
 def test_the_judger_table_has_one_row_per_candidate_and_says_why_a_result_failed(
     page: Page, server: RunningServer, lab_dir
 ) -> None:
-    async def write(lab):  # type: ignore[no-untyped-def]
-        run_id = await write_run(lab, "judger grouped", _events())
-        await awaiting_candidate(lab, run_id, "cand-ddd", TEAM)
-        return run_id
-
-    run_id = in_lab(lab_dir / "data", lab_dir / "config", write)
+    run_id = in_lab(lab_dir / "data", lab_dir / "config", write_judger_table_run)
     page.set_viewport_size({"width": 1440, "height": 900})
     open_dashboard(page, server.base_url, run_id)
     page.click("[data-tab=results]")

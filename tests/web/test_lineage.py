@@ -13,96 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from playwright.sync_api import Page, expect
 
-from justkernel.events import NewEvent
-from justkernel.lab import Lab
-from tests.support.candidates import freeze_text
 from tests.support.server import RunningServer
 from tests.web.conftest import open_dashboard, screenshot
 from tests.web.synthetic import HOSTILE, in_lab, judger_events, write_run
-
-BASE = "".join(f"    acc += x[{i}] * y[{i}];\n" for i in range(24))
-THEIRS = "".join(f"    out[{i}] = in[{i}];\n" for i in range(24))
-
-
-async def _freeze(
-    lab: Lab, run_id: str, team: str, text: str, cycles: int, fetched: tuple[str, ...] = ()
-) -> str:
-    cand = await freeze_text(lab, run_id, team, text, cycles=cycles, fetched=fetched)
-    return cand.id
-
-
-async def _write(lab: Lab) -> dict[str, str]:
-    run = await lab.runs.create("lineage run", meta={"simulated": True})
-    await lab.events.append_many(
-        run.id,
-        [
-            NewEvent("team.registered", {"display_name": "Alpha", "model_preset": "x"}, t)
-            for t in ("team-001", "team-002")
-        ],
-    )
-    ids = {"run": run.id}
-    ids["a"] = await _freeze(lab, run.id, "team-001", BASE, 900_000_000)
-    ids["b"] = await _freeze(
-        lab, run.id, "team-001", BASE + f"    // tuned {HOSTILE}\n", 700_000_000
-    )
-    ids["c"] = await _freeze(lab, run.id, "team-002", THEIRS, 650_000_000)
-    ids["d"] = await _freeze(
-        lab, run.id, "team-001", THEIRS + "    // adopted\n", 600_000_000, (ids["c"],)
-    )
-    cand_b = await lab.candidates.get(run.id, ids["b"])
-    await lab.events.append_many(
-        run.id,
-        [
-            NewEvent(
-                "experiment.receipt",
-                {
-                    "experiment": 2,
-                    "receipt": {
-                        "receipt_id": cand_b.receipt_key,
-                        "mode": "full",
-                        "status": "measured",
-                        "cases_run": 15,
-                        "cases_passed": 15,
-                        "total_est_cycles": 700_000_000,
-                    },
-                },
-                "team-001",
-            ),
-            NewEvent(
-                "a2a.message",
-                {
-                    "message_id": "msg-lin-1",
-                    "to": "all",
-                    "type": "message",
-                    "summary": f"{ids['b']} tiles the reduction",
-                },
-                "team-001",
-            ),
-            NewEvent(
-                "official.result",
-                {
-                    "submission_id": "sub-lin-1",
-                    "candidate_id": ids["b"],
-                    "status": "official_pass",
-                    "points": [
-                        {"id": 1, "passed": True, "time_us": 12.5},
-                        {"id": 2, "passed": False, "outcome": "precision"},
-                    ],
-                    "prof_sum_us": 30.0,
-                },
-                "team-001",
-            ),
-        ],
-    )
-    return ids
-
-
-@pytest.fixture(scope="module")
-def lineage_run(lab_dir: Path, server: RunningServer) -> dict[str, str]:
-    return in_lab(lab_dir / "data", lab_dir / "config", _write)
 
 
 def _nodes(api: httpx.Client, run_id: str) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:

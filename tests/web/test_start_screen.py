@@ -7,63 +7,16 @@ run however often Demo is clicked, and starts again after its end."""
 from __future__ import annotations
 
 import re
-import shutil
-from collections.abc import Iterator
 from typing import Any
 
-import httpx
-import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from justkernel.events.run_archive_check import check_bundle
 from justkernel.web.demo import demo_bundle_path
-from tests.support.labs import open_folder
-from tests.support.server import RunningServer, folder_server
-from tests.web.conftest import screenshot
+from tests.support.server import RunningServer
+from tests.web.conftest import cjk_drawn, screenshot
 
 SIZES = ((1440, 900), (1024, 700))
-
-# the page's own font drawing two different Chinese characters: with a CJK font their pixels
-# differ; without one Chromium draws the same empty box for both
-GLYPHS_DIFFER = """() => {
-  const font = getComputedStyle(document.querySelector('#start-screen h2')).fontFamily;
-  const draw = (ch) => {
-    const canvas = document.createElement('canvas');
-    canvas.width = 64; canvas.height = 64;
-    const ctx = canvas.getContext('2d');
-    ctx.font = `48px ${font}`;
-    ctx.fillText(ch, 4, 52);
-    return Array.from(ctx.getImageData(0, 0, 64, 64).data).join(',');
-  };
-  const a = draw('中'), b = draw('文'), blank = draw(' ');
-  return a !== blank && b !== blank && a !== b;
-}"""
-
-
-@pytest.fixture(scope="module")
-def fresh() -> Iterator[RunningServer]:
-    folder = open_folder("jk-start-")
-    try:
-        with folder_server(folder) as running:
-            yield running
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def signed(fresh: RunningServer) -> dict[str, Any]:
-    """The one-time link traded for the session cookie once, for every context here."""
-    answer = httpx.get(fresh.link, follow_redirects=False, timeout=30)
-    assert answer.status_code == 303, answer.text
-    name = f"jk_session_{fresh.base_url.rsplit(':', 1)[1]}"
-    host = fresh.base_url.split("//")[1].split(":")[0]
-    cookie = {"name": name, "value": answer.cookies[name], "domain": host, "path": "/"}
-    return {
-        "cookies": [
-            {**cookie, "httpOnly": True, "secure": False, "sameSite": "Strict", "expires": -1}
-        ],
-        "origins": [],
-    }
 
 
 def _open(
@@ -85,11 +38,11 @@ def _open(
 
 
 def test_a_fresh_lab_opens_on_the_start_screen(
-    browser: Browser, fresh: RunningServer, signed: dict[str, Any]
+    browser: Browser, fresh_server: RunningServer, fresh_signed_in: dict[str, Any]
 ) -> None:
     for lang in ("en", "zh"):
         for size in SIZES:
-            page = _open(browser, fresh, signed, lang, size)
+            page = _open(browser, fresh_server, fresh_signed_in, lang, size)
             start = page.locator("#start-screen")
             expect(start).to_be_visible()
             expect(page.locator("#tab-live")).to_be_hidden()
@@ -97,7 +50,7 @@ def test_a_fresh_lab_opens_on_the_start_screen(
                 expect(page.locator(button)).to_be_visible()
             if lang == "zh":
                 expect(page.locator("#start-tournament")).to_have_text("启动离线锦标赛")
-                assert page.evaluate(GLYPHS_DIFFER), "Chinese is drawn as boxes: no CJK font"
+                assert cjk_drawn(page, "#start-screen h2"), "Chinese is drawn as boxes: no CJK font"
             else:
                 expect(page.locator("#start-tournament")).to_have_text(
                     "Start an offline tournament"
@@ -110,7 +63,7 @@ def test_a_fresh_lab_opens_on_the_start_screen(
             screenshot(page, f"start-screen-{lang}-{size[0]}")
             page.context.close()
 
-    page = _open(browser, fresh, signed, "en", SIZES[0])
+    page = _open(browser, fresh_server, fresh_signed_in, "en", SIZES[0])
     page.click("#start-configure")
     expect(page.locator("#model-form")).to_be_visible()
     expect(page.locator("#start-screen")).to_be_hidden()
@@ -118,9 +71,9 @@ def test_a_fresh_lab_opens_on_the_start_screen(
 
 
 def test_one_click_starts_an_offline_tournament(
-    browser: Browser, fresh: RunningServer, signed: dict[str, Any]
+    browser: Browser, fresh_server: RunningServer, fresh_signed_in: dict[str, Any]
 ) -> None:
-    page = _open(browser, fresh, signed, "en", SIZES[0])
+    page = _open(browser, fresh_server, fresh_signed_in, "en", SIZES[0])
     page.click("#start-tournament")
     expect(page.locator("#start-screen")).to_be_hidden(timeout=90_000)  # the lab starts a run
     expect(page.locator("#tab-live")).to_be_visible()
@@ -143,9 +96,9 @@ def test_one_click_starts_an_offline_tournament(
 
 
 def test_the_demo_plays_when_opened_loops_and_is_one_run(
-    browser: Browser, fresh: RunningServer, signed: dict[str, Any]
+    browser: Browser, fresh_server: RunningServer, fresh_signed_in: dict[str, Any]
 ) -> None:
-    page = _open(browser, fresh, signed, "en", SIZES[0])
+    page = _open(browser, fresh_server, fresh_signed_in, "en", SIZES[0])
     page.click("#demo-btn")  # the tournament's run is open: the header's Demo button
     expect(page.locator("#replay-bar")).to_be_visible()
     # it plays from the beginning, now that the page opened it
@@ -188,7 +141,7 @@ def test_the_demo_plays_when_opened_loops_and_is_one_run(
 
     for lang in ("en", "zh"):
         for size in SIZES:
-            page = _open(browser, fresh, signed, lang, size)
+            page = _open(browser, fresh_server, fresh_signed_in, lang, size)
             page.evaluate(f"() => {{ location.hash = 'run={run_id}'; }}")
             expect(page.locator("#replay-bar")).to_be_visible()
             page.wait_for_selector("#log-list > li.ev", timeout=60_000)
@@ -198,13 +151,13 @@ def test_the_demo_plays_when_opened_loops_and_is_one_run(
 
 
 def test_an_imported_run_keeps_its_name_and_the_log_footer_stays_on_screen(
-    browser: Browser, fresh: RunningServer, signed: dict[str, Any]
+    browser: Browser, fresh_server: RunningServer, fresh_signed_in: dict[str, Any]
 ) -> None:
     """Issue #16, 13: the run is named as in its bundle (not after the file), and with the
     replay bar and the import notice showing the work log's footer is still in the window."""
     bundle = check_bundle(demo_bundle_path(), 64 * 1024 * 1024)
     for size in SIZES:
-        page = _open(browser, fresh, signed, "en", size)
+        page = _open(browser, fresh_server, fresh_signed_in, "en", size)
         page.set_input_files("#import-file", str(demo_bundle_path()))
         expect(page.locator("#notice")).to_contain_text("Imported as", timeout=60_000)
         expect(page.locator("#replay-bar")).to_be_visible()

@@ -6,87 +6,14 @@ statuses and the server's reasons."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from justkernel.core.events.agents import (
-    ExperimentPlanned,
-    ExperimentReceipt,
-    ModelResponse,
-    ReceiptSummary,
-    Todo,
-    TodosUpdated,
-    ToolCall,
-    ToolCallRef,
-    ToolResult,
-    Usage,
-)
-from justkernel.core.events.runs import DispatchStopped, TeamRegistered, TeamTurnEnd
-from justkernel.events import NewEvent
 from tests.support.server import RunningServer
 from tests.web.conftest import VIEWPORT, open_dashboard, screenshot
-from tests.web.synthetic import in_lab, write_run
 
 ROWS = "#log-list > li.ev"
-TODOS = [
-    {"content": "Measure the baseline", "status": "completed"},
-    {"content": "Tile the rows", "status": "in_progress"},
-]
-READ_RETURN = json.dumps({"ok": True, "lines": ["a", "b"], "meta": {"size": 123, "path": "x"}})
-
-
-def _receipt(number: int, mode: str, status: str, cycles: int | None) -> NewEvent:
-    summary = ReceiptSummary(
-        receipt_id=f"r{number}",
-        mode=mode,
-        status=status,
-        cases_run=4,
-        cases_passed=4 if status == "measured" else 1,
-        total_est_cycles=cycles,
-    )
-    return NewEvent.of(ExperimentReceipt(experiment=number, receipt=summary), "team-001")
-
-
-def _events() -> list[NewEvent]:
-    usage = Usage(input_tokens=1200, output_tokens=300, total=1500)
-    calls = [
-        ToolCallRef(id="call-1", name="read_file", args='{"path": "op_kernel/add.cpp"}'),
-        ToolCallRef(id="call-2", name="write_todos", args=json.dumps({"todos": TODOS})),
-    ]
-    repr_todos = "Updated todo list to " + repr(TODOS)  # what LangChain's write_todos returns
-    team = "team-001"
-    return [
-        NewEvent.of(TeamRegistered(display_name="Steps-A", model_preset="qwen"), team),
-        NewEvent.of(TeamRegistered(display_name="Steps-B", model_preset="qwen"), "team-002"),
-        NewEvent.of(ModelResponse(seconds=2.5, usage=usage, tool_calls=calls), team),
-        NewEvent.of(ToolCall(id="call-1", name="read_file", args=calls[0].args), team),
-        NewEvent.of(ToolCall(id="call-2", name="write_todos", args=calls[1].args), team),
-        NewEvent.of(
-            ToolResult(id="call-2", name="write_todos", seconds=0.01, content=repr_todos), team
-        ),
-        NewEvent.of(TodosUpdated(todos=[Todo(**x) for x in TODOS]), team),
-        NewEvent.of(
-            ToolResult(id="call-1", name="read_file", seconds=0.25, content=READ_RETURN), team
-        ),
-        NewEvent.of(ExperimentPlanned(experiment=1, hypothesis="tile the rows"), team),
-        _receipt(1, "probe", "incorrect", None),
-        NewEvent.of(ExperimentPlanned(experiment=2, hypothesis="double buffer"), team),
-        _receipt(2, "probe", "probe_passed", None),
-        _receipt(2, "full", "measured", 510_000),
-        NewEvent.of(ToolCall(id="call-9", name="grep", args='{"pattern": "x"}'), "team-002"),
-        NewEvent.of(TeamTurnEnd(status="done", detail="the team has nothing left to try"), team),
-        NewEvent.of(DispatchStopped(reason="time limit reached")),
-    ]
-
-
-@pytest.fixture(scope="module")
-def steps_run(server: RunningServer, lab_dir: Any) -> str:
-    return in_lab(
-        lab_dir / "data", lab_dir / "config", lambda lab: write_run(lab, "steps", _events())
-    )
 
 
 def _step(page: Page, tool: str):
