@@ -111,8 +111,10 @@ function renderRunSelect() {
     select.replaceChildren(h("option", { value: "", text: t("start_no_runs") }));
     return;
   }
-  select.replaceChildren(...state.runs.map((run) => h("option", { value: run.id, title: run.id, text: runLabel(run) })));
+  // the full label as each option's tooltip and the picker's: a long name is cut on screen
+  select.replaceChildren(...state.runs.map((run) => h("option", { value: run.id, title: `${runLabel(run)} (${run.id})`, text: runLabel(run) })));
   select.value = state.run?.id ?? "";
+  select.title = select.selectedOptions[0]?.title ?? "";
 }
 
 let runsSeen = "";
@@ -212,7 +214,10 @@ async function followHash() {
 
 function wire() {
   window.addEventListener("hashchange", () => followHash().catch((err) => notice(err.message, false)));
-  $("#run-select").addEventListener("change", (e) => e.target.value && selectRun(e.target.value));
+  $("#run-select").addEventListener("change", (e) => {
+    e.target.title = e.target.selectedOptions[0]?.title ?? "";
+    if (e.target.value) selectRun(e.target.value);
+  });
   $$("[data-tab]").forEach((b) => b.addEventListener("click", () => showTab(b.dataset.tab)));
   $("#lang-btn").addEventListener("click", () => setLang(getLang() === "zh" ? "en" : "zh"));
   const motion = $("#motion-toggle");

@@ -311,6 +311,19 @@ async def write_lineage_run(lab: Lab) -> dict[str, str]:
                 },
                 "team-001",
             ),
+            # the Judger's feedback: its words for the model, its code for the page
+            NewEvent(
+                "a2a.message",
+                {
+                    "message_id": "msg-lin-fb",
+                    "to": "team-001",
+                    "type": "feedback",
+                    "sender": "judger",
+                    "summary": f"your candidate {ids['b']}: official_pass",
+                    "summary_code": "feedback_own",
+                    "summary_params": {"candidate": ids["b"], "status": "official_pass"},
+                },
+            ),
             NewEvent(
                 "official.result",
                 {

@@ -57,7 +57,12 @@ def test_lineage_nodes_and_one_nodes_panel(api: httpx.Client, lineage_run: dict[
         "points": 2,
         "prof_sum_us": 30.0,
     }
-    assert [m["message_id"] for m in detail["messages"]] == ["msg-lin-1"]
+    assert [m["message_id"] for m in detail["messages"]] == ["msg-lin-1", "msg-lin-fb"]
+    feedback = detail["messages"][1]
+    assert (feedback["summary_code"], feedback["summary_params"]["status"]) == (
+        "feedback_own",
+        "official_pass",
+    )
 
     adopted = api.get(f"/api/runs/{ids['run']}/lineage/{ids['d']}").json()
     assert (adopted["parent"], adopted["parent_kind"]) == (ids["c"], "adopted")
@@ -198,3 +203,9 @@ def test_lineage_tab_speaks_chinese(
     expect(page.locator("#lineage .lin-bar")).to_contain_text("个候选")
     page.locator(f'#lineage g.lin-node[data-id="{lineage_run["d"]}"]').click()
     expect(page.locator("#lineage-detail")).to_contain_text("采纳自其他队伍")
+    # the Judger's feedback naming b, in the page's words: no English status or sentence left
+    page.locator(f'#lineage g.lin-node[data-id="{lineage_run["b"]}"]').click()
+    summaries = page.locator("#lineage-detail .lin-messages .lin-message-summary")
+    expect(summaries.last).to_have_text(f"你们的候选 {lineage_run['b']}：官方通过")
+    expect(page.locator("#lineage-detail .lin-messages li").last).to_contain_text("评审")
+    assert "official_pass" not in page.locator("#lineage-detail").inner_text()

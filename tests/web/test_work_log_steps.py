@@ -134,3 +134,36 @@ def test_the_chinese_work_log_reads_chinese(
         screenshot(page, "work-log-steps-zh")
     finally:
         context.close()
+
+
+def test_a_step_whose_result_never_came_is_not_running(
+    browser: Browser, signed_in: Any, server: RunningServer, steps_run: str
+) -> None:
+    """team-002's grep never returned and the dispatch stopped after it: the step says so
+    ("no result"), never "running", in English and in Chinese."""
+    for locale, words in (("en-US", "no result"), ("zh-CN", "无结果")):
+        context = browser.new_context(viewport=VIEWPORT, locale=locale, storage_state=signed_in)
+        try:
+            page = context.new_page()
+            open_dashboard(page, server.base_url, steps_run)
+            page.select_option("#team-select", "team-002")
+            step = _step(page, "grep")
+            expect(step).to_have_attribute("data-state", "no-result")
+            expect(step.locator(".step-state")).to_have_text(words)
+            returned = _step(page, "read_file")
+            page.select_option("#team-select", "team-001")
+            expect(returned).to_have_attribute("data-state", "returned")
+        finally:
+            context.close()
+
+
+def test_earlier_records_hide_when_the_first_record_shows(
+    page: Page, server: RunningServer, steps_run: str
+) -> None:
+    """The steps run holds 16 events: record #1 is on screen, so nothing is earlier."""
+    open_dashboard(page, server.base_url, steps_run)
+    expect(page.locator(f"{ROWS}[data-seq='1']")).to_be_attached()
+    expect(page.locator("#log-earlier")).to_be_hidden()
+    page.select_option("#team-select", "")
+    expect(page.locator(f"{ROWS}[data-seq='1']")).to_be_attached()
+    expect(page.locator("#log-earlier")).to_be_hidden()

@@ -33,6 +33,20 @@ MESSAGE_TYPES = ("message", "candidate", "experience", "feedback")
 RATE_WINDOW_SECONDS = 60.0
 
 
+SUMMARY_CODES = ("feedback_own", "feedback_public")
+LAB_SENDERS = ("judger", "lab")
+
+
+def coded_summary(sender: str, payload: dict[str, Any]) -> tuple[str | None, dict[str, str] | None]:
+    """The summary's code and values, when the lab itself wrote them (the Judger's feedback):
+    the page translates those; a team's words are shown as written, whatever keys it sets."""
+    code = payload.get("summary_code")
+    params = payload.get("summary_params")
+    if sender not in LAB_SENDERS or code not in SUMMARY_CODES or not isinstance(params, dict):
+        return None, None
+    return str(code), {str(k): str(v)[:120] for k, v in params.items()}
+
+
 class BoardError(ValueError):
     """A post the board refuses; the message is safe to show the agent."""
 
@@ -129,6 +143,7 @@ class LabBoard:
             assert stored is not None
             return stored, False
         summary = str(payload.get("summary") or payload.get("text") or "")[:300]
+        code, params = coded_summary(sender, payload)
         await self._events.append(
             run_id,
             A2AMessage(
@@ -137,6 +152,8 @@ class LabBoard:
                 recipients=recipients,
                 type=type,
                 summary=summary,
+                summary_code=code,
+                summary_params=params,
             ),
             team=sender if sender not in ("judger", "lab") else None,
             dedup_key=f"a2a.message:{message.id}",

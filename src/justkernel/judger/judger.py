@@ -426,7 +426,12 @@ class Judger:
             sender_message_id=f"result:{sub.id}:{sub.team_id}",
             recipient=sub.team_id,
             type="feedback",
-            payload={**own, "summary": f"your candidate {sub.candidate_id}: {status}"},
+            payload={
+                **own,
+                "summary": f"your candidate {sub.candidate_id}: {status}",  # for the model
+                "summary_code": "feedback_own",  # for the page, which translates it
+                "summary_params": {"candidate": sub.candidate_id, "status": str(status)},
+            },
         )
         if not shares_publicly(policies.get(sub.team_id, DEFAULT_POLICY)):
             return
@@ -445,6 +450,12 @@ class Judger:
                 "prof_sum_us": data["prof_sum_us"],
                 "sota_changed": own["sota_changed"],  # among the teams that share
                 "summary": f"{sub.team_id}'s {sub.candidate_id}: {status}",
+                "summary_code": "feedback_public",
+                "summary_params": {
+                    "team": sub.team_id,
+                    "candidate": sub.candidate_id,
+                    "status": str(status),
+                },
             },
         )
 

@@ -13,6 +13,7 @@ import difflib
 import json
 from typing import Any
 
+from justkernel.a2a.board import coded_summary
 from justkernel.events import Event
 from justkernel.lab import Lab
 from justkernel.store.board import BoardStore
@@ -131,6 +132,7 @@ async def messages(
             if message.payload.get("candidate_id") != candidate_id:
                 continue
             summary = message.payload.get("summary") or message.payload.get("text") or ""
+            code, params = coded_summary(message.sender, message.payload)
             found[message.id] = {
                 "message_id": message.id,
                 "ts": message.created_at,
@@ -138,6 +140,8 @@ async def messages(
                 "to": message.recipient,
                 "type": message.type,
                 "summary": str(summary)[:300],
+                "summary_code": code,
+                "summary_params": params,
             }
     for row in await index.mentions(run_id, candidate_id):
         if (at is None or row["seq"] <= at) and row["message_id"] not in found:

@@ -63,6 +63,8 @@ class MentionIndex:
                         "to": event.payload.get("to"),
                         "type": event.payload.get("type"),
                         "summary": summary[:300],
+                        "summary_code": event.payload.get("summary_code"),
+                        "summary_params": event.payload.get("summary_params"),
                     }
                     for named in set(CANDIDATE_ID.findall(summary)):
                         index.by_candidate.setdefault(named, []).append(row)

@@ -49,6 +49,13 @@ function deleteButton(m, out, reload) {
   }, { class: "delete" });
 }
 
+/** Where a preset is defined, in the page's words (an unknown source shows as itself). */
+function sourceWord(source) {
+  const key = `source_${source}`;
+  const text = t(key);
+  return text === key ? String(source ?? "—") : text;
+}
+
 function list(models, reload) {
   const rows = models.map((m) => {
     const out = h("span", { class: "test-result" });
@@ -59,7 +66,7 @@ function list(models, reload) {
       h("td", { class: "mono", text: m.model }),
       h("td", { class: "mono", text: m.base_url || "—" }),
       h("td", { text: keyCell(m) }),
-      h("td", { text: m.source }),
+      h("td", { class: "source", dataset: { source: m.source || "" }, text: sourceWord(m.source) }),
       h("td", {}, h("button", { type: "button", class: "test", text: t("test"), onclick: () => test(m.name, out) }),
         deletable ? deleteButton(m, out, reload) : null, out));
   });

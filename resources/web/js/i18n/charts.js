@@ -15,6 +15,10 @@ export default {
     plot_time: "time since the first receipt",
     queue_max: "max {n}",
     jobs_drawn: "{shown} of {total} jobs drawn (the most recent)",
+    // a pipeline chart's core label, when the trace names the core only by its number
+    pipeline_core_name: "core {n}",
+    // the usage panel before any model call
+    usage_none: "No model calls yet.",
   },
   zh: {
     edge_message: "消息",
@@ -31,5 +35,7 @@ export default {
     plot_time: "自第一个回执起的时间",
     queue_max: "最多 {n}",
     jobs_drawn: "共 {total} 个任务，绘制最近的 {shown} 个",
+    pipeline_core_name: "核 {n}",
+    usage_none: "还没有模型调用。",
   },
 };

@@ -11,6 +11,9 @@ export default {
     cfg_err_offline_preset: "{name} is the offline model: it cannot be deleted.",
     cfg_err_shipped_preset: "{name} ships with the lab (models.toml): it cannot be deleted.",
     cfg_err_preset_in_use: "{name} is still used by run {run} (teams {teams}): remove those teams first.",
+    // the models table's source column: where a preset is defined
+    source_local: "local (models.local.toml)",
+    source_public: "shipped (models.toml)",
   },
   zh: {
     key_from_env: "密钥来自环境变量",
@@ -19,5 +22,7 @@ export default {
     cfg_err_offline_preset: "{name} 是离线模型，不能删除。",
     cfg_err_shipped_preset: "{name} 随实验室提供（models.toml），不能删除。",
     cfg_err_preset_in_use: "{name} 仍被运行 {run} 的队伍 {teams} 使用：请先移除这些队伍。",
+    source_local: "本地（models.local.toml）",
+    source_public: "内置（models.toml）",
   },
 };

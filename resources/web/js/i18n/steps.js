@@ -134,6 +134,15 @@ export default {
     w_rate_limit: "rate limit",
     w_transient: "transient error",
     w_bad_request: "bad request",
+    // a tool step whose return never came: the run's dispatch stopped or the team's turn ended
+    st_no_result: "no result",
+    st_no_result_title: "The run stopped or the team's turn ended before this tool returned.",
+    // the lab's own board messages (the Judger's feedback), by summary_code
+    a2a_sum_feedback_own: "your candidate {candidate}: {status}",
+    a2a_sum_feedback_public: "{team}'s {candidate}: {status}",
+    // the lab's own nodes in the A2A graph
+    judger_node: "Judger",
+    lab_node: "Lab",
   },
   zh: {
     st_k_step: "工具步骤",
@@ -268,5 +277,11 @@ export default {
     w_rate_limit: "限流",
     w_transient: "临时错误",
     w_bad_request: "请求无效",
+    st_no_result: "无结果",
+    st_no_result_title: "该工具返回之前，运行已停止或队伍的回合已结束。",
+    a2a_sum_feedback_own: "你们的候选 {candidate}：{status}",
+    a2a_sum_feedback_public: "{team} 的候选 {candidate}：{status}",
+    judger_node: "评审",
+    lab_node: "实验室",
   },
 };

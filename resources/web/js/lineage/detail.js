@@ -2,7 +2,8 @@
 // points and the messages that carried it. Everything goes in as text (dom.js), so a hostile
 // source or message shows as what it is.
 import { h, num, short, clock } from "../dom.js";
-import { t } from "../i18n.js";
+import { t, word } from "../i18n.js";
+import { messageSummary } from "../live/eventview.js";
 
 function field(label, value) {
   return h("div", { class: "lin-field" }, h("span", { class: "muted", text: label }), " ", value);
@@ -88,9 +89,9 @@ function messagesView(messages) {
       h(
         "li",
         {},
-        h("span", { class: "muted", text: `${clock(m.ts)} ${m.sender ?? "?"} → ${m.to ?? "?"} (${m.type ?? "?"})` }),
+        h("span", { class: "muted", text: `${clock(m.ts)} ${m.sender === "judger" ? t("judger_node") : m.sender ?? "?"} → ${m.to ?? "?"} (${m.type ? word(m.type) : "?"})` }),
         " ",
-        h("span", { text: m.summary || "" }),
+        h("span", { class: "lin-message-summary", text: messageSummary(m) }),
       ),
     ),
   );

@@ -21,6 +21,15 @@ export const JUDGER_KINDS = [
   "official.result",
 ];
 
+/** A board message's summary: the lab's own (the Judger's feedback) as a code and values the
+ * page translates, a team's words (and an older log's) as written. */
+export function messageSummary(p) {
+  const code = p?.summary_code;
+  const params = p?.summary_params || {};
+  if (code !== "feedback_own" && code !== "feedback_public") return p?.summary || "";
+  return t(`a2a_sum_${code}`, { ...params, status: word(params.status) });
+}
+
 export function details(...body) {
   return h("details", {}, h("summary", { text: t("details") }), ...body);
 }
@@ -197,7 +206,7 @@ const RENDER = {
   "run.dispatch_stopped": (p) => ({ label: "k_dispatch_stopped", body: payloadReason(p) }),
   "run.toolchain_preparing": (p) => ({ label: "k_toolchain_preparing", body: t("st_toolchain_preparing", { toolchain: p.toolchain || "" }) }),
   "run.summary": (p) => ({ label: "k_summary", body: payloadReason(p) }),
-  "a2a.message": (p) => ({ label: "k_a2a", head: [chip(word(p.type || "message"))], body: `→ ${p.to}: ${clip(p.summary, 200)}` }),
+  "a2a.message": (p) => ({ label: "k_a2a", head: [chip(word(p.type || "message"))], body: `→ ${p.to}: ${clip(messageSummary(p), 200)}` }),
   "a2a.delivered": (p) => ({ label: "k_a2a", body: t("st_a2a_delivered", { id: short(p.message_id), from: p.sender || "?" }) }),
   "a2a.acked": (p) => ({ label: "k_a2a", body: t("st_a2a_acked", { id: short(p.message_id) }) }),
   "a2a.released": (p) => ({ label: "k_a2a", body: t("st_a2a_released", { id: short(p.message_id) }) }),

@@ -40,6 +40,13 @@ function layout(nodes, W, H) {
   return pos;
 }
 
+/** A node's label: the lab's own nodes (the Judger, the lab) in the page's words. */
+function nodeLabel(node) {
+  if (node.id === "judger") return t("judger_node");
+  if (node.id === "lab") return t("lab_node");
+  return node.label;
+}
+
 function signature(graph, W, H) {
   return JSON.stringify([W, H, graph.nodes.map((n) => [n.id, n.status, n.running]), graph.edges.map((e) => [e.source, e.target, e.type, e.count])]);
 }
@@ -160,6 +167,7 @@ export class Graph {
       }
     });
     const nodeLayer = s("g", { class: "nodes" });
+    const labelLayer = s("g", { class: "node-labels" });
     for (const node of graph.nodes) {
       const [x, y] = pos.get(node.id);
       const cls = `node status-${node.status}${node.running ? " running" : ""}${node.offline ? " offline" : ""}`;
@@ -167,11 +175,18 @@ export class Graph {
         s("g", { class: cls, transform: `translate(${f(x)} ${f(y)})`, dataset: { team: node.id } },
           node.running ? s("circle", { r: radius + 6, class: "halo" }) : null,
           s("circle", { r: radius, class: "body" }),
-          small ? null : s("text", { y: radius + 14, "text-anchor": "middle", class: "label", text: node.label }),
-          s("title", { text: `${node.label} · ${word(node.status)} · ${t("best_cycles")} ${num(node.best_cycles)}` })),
+          s("title", { text: `${nodeLabel(node)} · ${word(node.status)} · ${t("best_cycles")} ${num(node.best_cycles)}` })),
       );
+      // labels go above every edge and count, on a halo of the panel's colour (css/charts.css),
+      // so crossing edges never hide a team's name
+      if (!small) {
+        labelLayer.append(s("text", {
+          x: f(x), y: f(y + radius + 14), "text-anchor": "middle", class: "label node-label",
+          dataset: { team: node.id }, text: nodeLabel(node),
+        }));
+      }
     }
-    svg.append(edgeLayer, nodeLayer, countLayer);
+    svg.append(edgeLayer, nodeLayer, countLayer, labelLayer);
     const parts = [legend(edges), svg];
     if (!graph.edges.length) parts.push(h("p", { class: "muted small graph-empty", text: t("graph_empty") }));
     this.root.replaceChildren(...parts);

@@ -57,6 +57,7 @@ export class LiveView {
     else [this.names, this.namesFor] = [{}, null];
     const view = await api.get(api.runUrl(runId, "/view", { at: state.at }));
     state.view = view;
+    this.log.setView(view);
     if (state.teamId === null || (state.teamId && !view.teams.some((tm) => tm.id === state.teamId))) {
       state.teamId = view.teams[0]?.id ?? "";
     }
@@ -88,6 +89,7 @@ export class LiveView {
     if (!state.run) return;
     const view = await api.get(api.runUrl(state.run.id, "/view", { at: state.at }));
     state.view = view;
+    this.log.setView(view);
     emit("view", view);
     const select = $("#team-select");
     if (select.options.length !== view.teams.length + 1) renderTeamSelect(select, view.teams, state.teamId);

@@ -148,6 +148,14 @@ function figures(box, p) {
   $(".pipeline-figures-wrap", box).replaceChildren(...[table, cores].filter(Boolean));
 }
 
+/** A core's label: the trace's own name, unless it is only "core N" (the server's fallback,
+ * or a trace that numbers its cores), which the page says in its language. */
+export function coreName(core) {
+  const numbered = /^core\s*(\d+)$/i.exec(String(core.name ?? ""));
+  if (numbered || core.name == null) return t("pipeline_core_name", { n: numbered ? numbered[1] : core.core });
+  return String(core.name);
+}
+
 function rowsOf(tl) {
   const rows = [];
   let y = AXIS;
@@ -246,7 +254,7 @@ function draw(data) {
   for (const { core, lane, y } of rows) {
     ctx.fillStyle = "#d8dee9";
     if (core !== lastCore) {
-      ctx.fillText(core.name, 2, y + ROW - 3);
+      ctx.fillText(coreName(core), 2, y + ROW - 3);
       lastCore = core;
     }
     ctx.fillStyle = lane.pipe === bound ? "#ffe58f" : "#8b949e";
@@ -257,6 +265,7 @@ function draw(data) {
   }
   canvas.dataset.lanes = (tl.cores[0]?.lanes || []).map((l) => l.pipe).join(",");
   canvas.dataset.segments = String(drawn);
+  canvas.dataset.cores = tl.cores.map(coreName).join(","); // the labels drawn, for a reader
   current.layout = { rows, plot, total };
 }
 
@@ -283,7 +292,7 @@ function hover(canvas, e) {
     if (seg[mid * 3 + 1] < cycle) lo = mid + 1;
     else { hit = mid; hi = mid - 1; }
   }
-  const lines = [`${row.core.name} · ${row.lane.pipe} · ${t("pipeline_tip_util", { u: pct(row.lane.utilisation) })}`];
+  const lines = [`${coreName(row.core)} · ${row.lane.pipe} · ${t("pipeline_tip_util", { u: pct(row.lane.utilisation) })}`];
   if (hit >= 0 && seg[hit * 3] <= cycle) {
     const [s, end, busy] = [seg[hit * 3], seg[hit * 3 + 1], seg[hit * 3 + 2]];
     lines.push(t("pipeline_tip_span", { s: num(s), e: num(end), b: num(busy) }));

@@ -39,12 +39,21 @@ function part(key, view) {
   return h("div", { class: `step-part ${key}` }, h("h4", { text: t(`st_${key}`) }), view);
 }
 
-/** Fill (or refill) a step row from the call and the result it holds so far. */
-function paint(row, { call, result, usage }, teamNames) {
+function stateChip(r, settled) {
+  if (r) return r.error ? chip(t("error"), "bad step-state") : chip(t("st_ok"), "good step-state");
+  if (!settled) return chip(t("st_running"), "warn step-state");
+  const badge = chip(t("st_no_result"), "muted step-state no-result");
+  badge.title = t("st_no_result_title");
+  return badge;
+}
+
+/** Fill (or refill) a step row from the call and the result it holds so far; `settled`: no
+ * result will come any more (the run stopped, the team's turn ended), so it is not running. */
+function paint(row, { call, result, usage }, teamNames, settled = false) {
   const first = call || result;
   const p = first.payload || {};
   const r = result?.payload;
-  const state = !r ? chip(t("st_running"), "warn step-state") : r.error ? chip(t("error"), "bad step-state") : chip(t("st_ok"), "good step-state");
+  const state = stateChip(r, settled);
   const meta = [r ? seconds(r.seconds) : "", usage ? t("st_call_tokens", { seq: usage.seq, tokens: tokens(usage.usage, usage.estimated) }) : ""];
   const view = {
     label: "st_k_step",
@@ -61,6 +70,7 @@ function paint(row, { call, result, usage }, teamNames) {
   fresh.dataset.events = [call?.seq, result?.seq].filter((x) => x != null).join(" "); // the seqs it holds
   fresh.dataset.kind = "tool.call";
   fresh.dataset.tool = p.name || "";
+  fresh.dataset.state = r ? (r.error ? "error" : "returned") : settled ? "no-result" : "running";
   const open = row?.querySelector(":scope > details")?.open;
   if (open) fresh.querySelector(":scope > details").open = true;
   if (row) {
@@ -72,9 +82,33 @@ function paint(row, { call, result, usage }, teamNames) {
   return fresh;
 }
 
+/** Whether a step's missing result can still come, as of a /view answer that folded events
+ * past its request: not once the run's dispatch stopped or the team is not in a turn (its turn
+ * ended, it paused or exited). A view older than the request says nothing yet. */
+function settledBy(view, call) {
+  if (!view || !call || call.seq > (view.last_seq ?? 0)) return false;
+  if (view.dispatch === "stopped") return true;
+  const team = [...(view.teams || []), ...(view.exited || [])].find((tm) => tm.id === call.team);
+  return !team || !team.running || team.status === "paused" || team.status === "exited";
+}
+
 export class StepRows {
   constructor() {
+    this.view = null;
     this.clear();
+  }
+
+  /** The run's state changed (a new /view): repaint the steps that wait for a result. */
+  settle(view, teamNames = {}) {
+    this.view = view;
+    for (const entry of this.steps.values()) {
+      if (entry.result) continue;
+      const settled = settledBy(view, entry.call);
+      if (settled !== Boolean(entry.settled)) {
+        entry.settled = settled;
+        paint(entry.row, entry, teamNames, settled);
+      }
+    }
   }
 
   clear() {
@@ -131,7 +165,8 @@ export class StepRows {
     if (known && !known[side]) {
       known[side] = ev;
       known.usage = known.usage || this.usage.get(id);
-      paint(known.row, known, teamNames);
+      known.settled = !known.result && settledBy(this.view, known.call);
+      paint(known.row, known, teamNames, known.settled);
       known.row.dataset.seq = String(Math.max(known.call?.seq ?? 0, known.result?.seq ?? 0));
       if (side === "call") return null;
       if (animate) known.row.classList.add("arrive");
@@ -139,7 +174,8 @@ export class StepRows {
     }
     const entry = { call: null, result: null, usage: this.usage.get(id) };
     entry[side] = ev;
-    entry.row = paint(null, entry, teamNames);
+    entry.settled = !entry.result && settledBy(this.view, entry.call);
+    entry.row = paint(null, entry, teamNames, entry.settled);
     entry.row.dataset.call = id;
     if (animate) entry.row.classList.add("arrive");
     this.steps.set(id, entry);

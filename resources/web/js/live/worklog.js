@@ -22,6 +22,7 @@ export class WorkLog {
     this.following = true;
     this.buffer = [];
     this.overflowed = false;
+    this.exhausted = false; // nothing earlier than the first row (with the server-side filters)
     this.lastSeq = 0;
     this.generation = 0;
     this.loading = null;
@@ -53,6 +54,11 @@ export class WorkLog {
     const team = this.session === "judger" ? this.filter.team : this.team || this.filter.team;
     if (team) params.team = team;
     return params;
+  }
+
+  /** The run's state as of the shown position (a /view answer): which steps wait in vain. */
+  setView(view) {
+    this.steps.settle(view, this.teamNames);
   }
 
   /** Rows for events in time order: a tool return joins its request's row. */
@@ -89,6 +95,7 @@ export class WorkLog {
       events = [];
     }
     if (generation !== this.generation) return;
+    this.exhausted = events.length < KEEP;
     this.list.replaceChildren(...this.rows(events, false));
     this.filter.render(this.teamNames, this.session !== "judger" && Boolean(this.team));
     this.lastSeq = events.length ? events[events.length - 1].seq : at ?? 0;
@@ -128,6 +135,7 @@ export class WorkLog {
     while (this.list.children.length > KEEP) {
       this.steps.forget(this.list.firstElementChild);
       this.list.firstElementChild.remove();
+      this.exhausted = false;
     }
   }
 
@@ -173,8 +181,9 @@ export class WorkLog {
     const first = this.list.firstElementChild;
     const before = first ? Number(first.dataset.seq) : this.lastSeq + 1;
     const { events } = await api.get(api.runUrl(this.runId, "/events", this.query({ before })));
+    this.exhausted = events.length < KEEP;
     if (!events.length) {
-      this.earlier.textContent = t("no_earlier");
+      this.updateChrome();
       return;
     }
     const height = this.list.scrollHeight;
@@ -192,6 +201,9 @@ export class WorkLog {
     this.marker.textContent = `↓ ${t("new_events", { n: waiting + (this.overflowed ? "+" : "") })}`;
     this.follow.hidden = this.following;
     this.earlier.textContent = t("earlier");
+    const first = this.list.firstElementChild;
+    const firstSeq = Math.min(...String(first?.dataset.events || first?.dataset.seq || "").split(" ").map(Number).filter((n) => n > 0));
+    this.earlier.hidden = this.exhausted || !first || firstSeq <= 1;
     const rows = this.list.children.length;
     let text = rows ? `${rows} · #${this.list.lastElementChild.dataset.seq}` : t("log_empty");
     if (rows && this.filter.active) {

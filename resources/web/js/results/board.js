@@ -55,9 +55,16 @@ export function usageTables(usage) {
   const teams = usage.teams.map((u) => usageRow(u.label, u));
   if (usage.judger) teams.push(usageRow(t("judger_reviewer"), usage.judger));
   const wrap = (tbl) => h("div", { class: "scroll-x" }, tbl);
-  const box = h("div", { class: "usage" },
-    wrap(table([t("col_provider"), ...cols], usage.providers.map((u) => usageRow(u.provider, u)), "usage")),
-    wrap(table([t("col_team"), ...cols], teams, "usage")));
+  const box = h("div", { class: "usage" });
+  // a table with no row is no figure: before any model call the panel says so in one line
+  if (!usage.providers.length && !teams.length) {
+    box.append(h("p", { class: "muted usage-none", text: t("usage_none") }));
+    return box;
+  }
+  if (usage.providers.length) {
+    box.append(wrap(table([t("col_provider"), ...cols], usage.providers.map((u) => usageRow(u.provider, u)), "usage providers")));
+  }
+  if (teams.length) box.append(wrap(table([t("col_team"), ...cols], teams, "usage teams")));
   const members = usage.members || [];
   if (members.length) {
     box.append(wrap(table([t("col_member"), ...cols], members.map((u) => usageRow(`${u.label} · ${u.member}`, u)), "usage")));

@@ -22,6 +22,11 @@ class A2AMessage(_CollabArea):
     recipients: list[str] | None = described("the teams it was delivered to")
     type: str | None = described("message, candidate, experience, feedback")
     summary: str | None = described("clipped")
+    summary_code: str | None = described(
+        "the summary as a code the page translates (feedback_own, feedback_public); absent "
+        "for a team's own words and in older logs"
+    )
+    summary_params: dict[str, str] | None = described("the code's values (candidate, team, status)")
     sender: str | None = described("the sender when no team is (judger, lab); usually absent")
 
 
