@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from justkernel.app import open_runtime
+from justkernel.core.events.runs import RunSummary
 from justkernel.events.log import EventLog
 from justkernel.events.run_export import export_run
 from justkernel.scheduler.scheduler import SchedulerConfig
@@ -75,8 +76,8 @@ async def record(teams: int, seconds: float, output: Path, folder: Path) -> None
         figures = RunFigures(run.id)
         await figures.catch_up(runtime.lab.events)
         await figures.refresh(scheduler.registry, scheduler.experiments)
-        summary = {"reason": reason, **figures.to_dict()}
-        await runtime.lab.events.append(run.id, "run.summary", summary)
+        summary = RunSummary(**reason.fields(), **figures.to_dict())  # as app.RunSession logs it
+        await runtime.lab.events.append(run.id, summary)
         chosen = await best_receipts(runtime.lab.events, run.id)
         result = await export_run(
             runtime.lab, run.id, output, overwrite=True, trace_receipts=chosen

@@ -175,3 +175,31 @@ async def test_rate_limit_and_bad_posts(lab: Lab, tmp_path: Path) -> None:
             type="spam",
             payload={},
         )
+
+
+async def test_only_the_lab_writes_a_coded_summary(lab: Lab, tmp_path: Path) -> None:
+    """The page translates a summary code; a team's words are shown as written, so a team that
+    sets the keys gets none in the event, while the Judger's feedback keeps its code."""
+    run_id, board = await _board_with_teams(lab, tmp_path, ["broadcast-best"] * 2)
+    coded = {"summary_code": "feedback_own", "summary_params": {"candidate": "c", "status": "x"}}
+    await board.post(
+        run_id,
+        sender="team-001",
+        sender_message_id="forged",
+        recipient="all",
+        type="message",
+        payload={"summary": "mine", **coded},
+    )
+    await board.post(
+        run_id,
+        sender="judger",
+        sender_message_id="result:s:team-001",
+        recipient="team-001",
+        type="feedback",
+        payload={"summary": "your candidate c: x", **coded},
+    )
+    events = await lab.events.read(run_id, kinds=["a2a.message"])
+    by_summary = {e.payload["summary"]: e.payload for e in events}
+    assert by_summary["mine"].get("summary_code") is None
+    assert by_summary["your candidate c: x"]["summary_code"] == "feedback_own"
+    assert by_summary["your candidate c: x"]["summary_params"] == {"candidate": "c", "status": "x"}

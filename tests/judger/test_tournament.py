@@ -85,6 +85,18 @@ async def test_results_reach_every_team_once_across_a_restart(
             if e.kind == "official.result"
         ]
         assert results, "nothing was submitted"
+        # the Judger's feedback reaches the page as a code and values it translates (issue #16)
+        coded = [
+            e.payload
+            async for e in restarted.lab.events.iter_all(run.id)
+            if e.kind == "a2a.message" and e.payload.get("type") == "feedback"
+        ]
+        assert coded and all(
+            m["summary_code"] in ("feedback_own", "feedback_public")
+            and m["summary_params"]["status"] in ("official_pass", "official_fail")
+            and m["summary_params"]["candidate"] in m["summary"]
+            for m in coded
+        ), coded
         news = [m for m in await board.messages(run.id, "feedback") if m.recipient == "all"]
         assert len(news) == len(results)
         # a duplicated send of the same result is the same message

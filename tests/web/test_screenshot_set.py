@@ -93,6 +93,44 @@ def _zh(lang: str) -> bool:
     return lang == "zh-CN"
 
 
+def _header_on_one_row(page: Page) -> None:
+    """At 1440 px the header's parts (title, run picker, badges, tabs, actions) share a row."""
+    if page.viewport_size and page.viewport_size["width"] >= 1440:
+        tops = page.eval_on_selector_all(
+            ".topbar > :not([hidden])", "els => els.map(e => e.getBoundingClientRect().top)"
+        )
+        height = page.eval_on_selector(".topbar", "e => e.getBoundingClientRect().height")
+        assert height < 60, f"the header wraps onto two rows ({height:.0f} px, tops {tops})"
+        spill = page.eval_on_selector(".topbar", "e => e.scrollWidth - e.clientWidth")
+        assert spill <= 0, f"the header runs {spill} px off the page"
+        picker = page.eval_on_selector("#run-select", "e => e.getBoundingClientRect().width")
+        widths = page.eval_on_selector_all(
+            ".topbar > :not([hidden]), .topbar .actions > *",
+            "els => els.map(e => [e.id || e.className || e.tagName, Math.round(e.getBoundingClientRect().width)])",
+        )
+        assert picker >= 160, f"the run picker is squeezed to {picker:.0f} px ({widths})"
+
+
+def _capitalised_headers(page: Page, selector: str, lang: str) -> None:
+    """English column headers start with a capital; Chinese ones stay Chinese."""
+    heads = [x.strip() for x in page.locator(f"{selector} th").all_inner_texts() if x.strip()]
+    assert heads, f"{selector}: no column header"
+    if _zh(lang):
+        assert not [x for x in heads if x.isascii()], heads
+    else:
+        assert [x for x in heads if not x[0].isupper()] == [], heads
+
+
+def _earlier_clear_of_rows(page: Page) -> None:
+    """The "Earlier records" button, when shown, sits above the list: it covers no row."""
+    button = page.locator("#log-earlier")
+    if not button.is_visible():
+        return
+    bottom = button.evaluate("b => b.getBoundingClientRect().bottom")
+    top = page.locator("#log-list").evaluate("l => l.getBoundingClientRect().top")
+    assert bottom <= top + 0.5, f"Earlier records overlaps the log ({bottom} > {top})"
+
+
 def _unfold(page: Page, selector: str) -> None:
     """Open the fold of each row at `selector` that is still closed."""
     for row in page.locator(selector).all():
@@ -127,6 +165,14 @@ def test_live(page: Page, server: RunningServer, offline_run: str) -> None:
         expect(page.locator("#graph g.node[data-team='team-001']")).to_be_visible()
         expect(page.locator("#todo-list li.todo").first).to_be_visible(timeout=60_000)
         expect(page.locator("#log-panel h2")).to_have_text("工作日志" if _zh(lang) else "Work log")
+        _header_on_one_row(page)
+        _earlier_clear_of_rows(page)
+        # a long run name is cut on screen: its option and the picker carry it in full
+        label = page.locator("#run-select option:checked").inner_text()
+        expect(page.locator("#run-select option:checked")).to_have_attribute(
+            "title", re.compile("^" + re.escape(label) + r" \(")
+        )
+        expect(page.locator("#run-select")).to_have_attribute("title", re.compile(re.escape(label)))
 
     _shoot(page, "live", shows, "#log-panel h2", animations="disabled")
 
@@ -162,6 +208,8 @@ def test_work_log_steps(page: Page, server: RunningServer, steps_run: str) -> No
         expect(page.locator(steps)).to_have_count(2)
         expect(head).to_contain_text("工具步骤" if _zh(lang) else "tool step")
         expect(page.locator(f"{steps} .step-part.return").first).to_be_visible()
+        expect(page.locator(f"{ROWS}[data-seq='1']")).to_be_attached()
+        expect(page.locator("#log-earlier")).to_be_hidden()  # nothing is earlier than #1
 
     _shoot(page, "work-log", shows, f"{steps}[data-tool='read_file'] .ev-head", arrange)
 
@@ -191,6 +239,14 @@ def test_judger_table(page: Page, server: RunningServer, lab_dir: Path) -> None:
         expect(failure.locator(".outcome")).to_have_text(
             "编译失败" if _zh(lang) else "compile failed"
         )
+        _capitalised_headers(page, "#judger-table table.judger > thead", lang)
+        _capitalised_headers(page, "#leaderboard", lang)
+        usage = page.locator("#usage")
+        expect(usage.locator("table.usage.providers")).to_have_count(0)  # no provider row
+        if usage.locator("table").count():
+            _capitalised_headers(page, "#usage", lang)
+        else:
+            expect(usage).to_have_text("还没有模型调用。" if _zh(lang) else "No model calls yet.")
 
     _shoot(page, "judger-table", shows, "#judger-table", arrange)
 
@@ -209,6 +265,8 @@ def test_pipeline_view(page: Page, server: RunningServer, lab_dir: Path) -> None
         chart = view.locator("canvas.pipeline-chart")
         expect(chart).to_have_attribute("data-lanes", "MTE2,V,MTE3,S")
         assert int(chart.get_attribute("data-segments") or "0") > 0
+        cores = (chart.get_attribute("data-cores") or "").split(",")
+        assert cores and all(c.startswith("核 " if _zh(lang) else "core ") for c in cores), cores
 
     _shoot(page, "pipeline", shows, "#pipeline-view .pipeline-bound", animations="disabled")
 
@@ -242,6 +300,20 @@ def test_demo(page: Page, server: RunningServer, api: httpx.Client) -> None:
         expect(page.locator("#graph g.node").nth(2)).to_be_visible()  # three teams at least
         expect(page.locator("#graph path.edge").first).to_be_attached()
         assert page.locator(ROWS).count() >= 10
+        _header_on_one_row(page)
+        judger = page.locator("#graph .node-labels text[data-team='judger']")
+        expect(judger).to_have_text("评审" if _zh(lang) else "Judger")
+        # labels are drawn last (above every edge and count), on a halo of the panel's colour
+        last = page.eval_on_selector(
+            "#graph svg.graph-svg", "s => s.lastElementChild.classList + ''"
+        )
+        assert last == "node-labels", last
+        halo = judger.evaluate(
+            "t => { const c = getComputedStyle(t); return `${c.paintOrder} ${c.strokeWidth}`; }"
+        )
+        assert halo.startswith("stroke") and not halo.endswith(" 0px"), halo
+        expect(page.locator("#log-earlier")).to_be_visible()  # 160 of ~800 events shown
+        _earlier_clear_of_rows(page)
 
     _shoot(page, "demo", shows, "#sim-banner", animations="disabled")
 
@@ -285,6 +357,15 @@ def test_config_errors(page: Page, server: RunningServer, offline_run: str) -> N
         expect(limit).to_have_text("最大为 1,000,000。" if _zh(lang) else "At most 1,000,000.")
         name = form.locator(".error[data-error-for='name']")
         expect(name).to_contain_text("字母" if _zh(lang) else "letters, digits")
+        base_url = "接口地址（Base URL）" if _zh(lang) else "Base URL"
+        expect(form.locator("label", has_text=base_url)).to_have_count(1)
+        models = page.locator("table.models")
+        heads = models.locator("th").all_inner_texts()
+        assert base_url in heads and ("来源" if _zh(lang) else "Source") in heads, heads
+        sources = models.locator("td.source").all_inner_texts()
+        assert sources, "the models table shows no source"
+        if _zh(lang):  # "public", "local": the server's codes, in the page's words
+            assert not [x for x in sources if x.isascii()], sources
         form.locator("[name=name]").scroll_into_view_if_needed()
 
     _shoot(page, "config-errors", shows, "#model-form", arrange)
