@@ -301,6 +301,12 @@ def test_demo(page: Page, server: RunningServer, api: httpx.Client) -> None:
         expect(page.locator("#graph path.edge").first).to_be_attached()
         assert page.locator(ROWS).count() >= 10
         _header_on_one_row(page)
+        # the Judger's feedback in the page's words: its code translated, no raw status
+        feedback = page.locator(f"{ROWS}[data-kind='a2a.message']").all_inner_texts()
+        assert feedback, "the demo shows no board message at 60 %"
+        assert not [x for x in feedback if "official_" in x], feedback
+        if _zh(lang):
+            assert not [x for x in feedback if "your candidate" in x], feedback
         judger = page.locator("#graph .node-labels text[data-team='judger']")
         expect(judger).to_have_text("评审" if _zh(lang) else "Judger")
         # labels are drawn last (above every edge and count), on a halo of the panel's colour
