@@ -106,7 +106,7 @@ def _header_on_one_row(page: Page) -> None:
         picker = page.eval_on_selector("#run-select", "e => e.getBoundingClientRect().width")
         widths = page.eval_on_selector_all(
             ".topbar > :not([hidden]), .topbar .actions > *",
-            "els => els.map(e => [e.id || e.className || e.tagName, Math.round(e.getBoundingClientRect().width)])",
+            "els => els.map(e => [e.id || e.className, e.getBoundingClientRect().width | 0])",
         )
         assert picker >= 160, f"the run picker is squeezed to {picker:.0f} px ({widths})"
 
