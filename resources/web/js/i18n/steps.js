@@ -143,6 +143,10 @@ export default {
     // the lab's own nodes in the A2A graph
     judger_node: "Judger",
     lab_node: "Lab",
+    // the board's deliveries as the work log says them
+    st_a2a_delivered: "message {id} from {from} delivered",
+    st_a2a_acked: "message {id} acknowledged",
+    st_a2a_released: "message {id} pending again (its read never returned)",
   },
   zh: {
     st_k_step: "工具步骤",
@@ -283,5 +287,8 @@ export default {
     a2a_sum_feedback_public: "{team} 的候选 {candidate}：{status}",
     judger_node: "评审",
     lab_node: "实验室",
+    st_a2a_delivered: "已送达来自 {from} 的消息 {id}",
+    st_a2a_acked: "消息 {id} 已确认",
+    st_a2a_released: "消息 {id} 重新待送达（读取未返回）",
   },
 };
