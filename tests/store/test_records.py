@@ -67,6 +67,36 @@ async def test_a_team_read_back_from_the_database(lab: Lab, tmp_path: Path) -> N
     assert "workspace" not in read.to_dict() and read.to_dict()["display_name"] == "Offline-001"
 
 
+async def test_plans_are_found_by_their_call_among_many(lab: Lab) -> None:
+    """The lookups read one row by the plan's call id (not the notebook): the right one among
+    several plans and teams, and the record a new plan returns is the row as read back."""
+    run = await lab.runs.create("experiments by call")
+    book = ExperimentBook(lab.db)
+    made = {}
+    for team in ("team-001", "team-002"):
+        for n in range(3):
+            made[team, n], new = await book.record_plan(run.id, team, {"n": n}, f"call-{n}")
+            assert new
+    assert made["team-001", 2] == await book.get(run.id, "team-001", 3)
+    again, new = await book.record_plan(run.id, "team-002", {"n": 9}, "call-1")
+    assert (again, new) == (made["team-002", 1], False)
+    assert [e.number for e in await book.list(run.id, "team-002")] == [1, 2, 3]
+    assert await book.open_plan(run.id, "team-002") == made["team-002", 2]
+    await book.close(
+        made["team-002", 1],
+        status="failed",
+        commit="c0ffee",
+        tree_sha256="b" * 64,
+        receipt_key="job-2",
+        cycles_sum=None,
+        closed_by="sim-1",
+    )
+    closed = await book.closed_by_call(run.id, "team-002", "sim-1")
+    assert closed is not None and closed.number == 2 and closed.status == "failed"
+    assert await book.closed_by_call(run.id, "team-001", "sim-1") is None
+    assert await book.closed_by_call(run.id, "team-002", "call-1") is None
+
+
 async def test_an_experiment_plan_is_recorded_once_per_call_and_closed(lab: Lab) -> None:
     run = await lab.runs.create("experiments")
     book = ExperimentBook(lab.db)
