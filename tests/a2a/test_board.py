@@ -165,7 +165,9 @@ async def test_a_read_of_several_messages_logs_their_events_together_and_once(
     assert await board.release_unseen(run_id, "team-001", seen_calls=set()) == 3
     assert len(await seqs("a2a.released")) == 3
     assert await board.pending(run_id, "team-001") == 3
+    assert await board.pending_by_team(run_id) == {"team-001": 3}  # the pass's one read
     assert len(await board.deliver(run_id, "team-001", "call-2")) == 3
+    assert await board.pending_by_team(run_id) == {}
     assert await board.ack(run_id, "team-001", ["call-2"]) == 3
     acked = await seqs("a2a.acked")
     assert acked == list(range(acked[0], acked[0] + 3))

@@ -228,6 +228,10 @@ class LabBoard:
         """Messages waiting for `team_id` (not yet delivered)."""
         return await self._rows.pending(run_id, team_id)
 
+    async def pending_by_team(self, run_id: str) -> dict[str, int]:
+        """Messages waiting, per team of the run that has any (one read for all the teams)."""
+        return await self._rows.pending_by_team(run_id)
+
     async def delivery_states(self, run_id: str, message_id: str) -> dict[str, str]:
         return await self._rows.delivery_states(run_id, message_id)
 

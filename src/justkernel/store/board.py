@@ -164,6 +164,16 @@ class BoardStore:
             .where(_PENDING)
         )
 
+    async def pending_by_team(self, run_id: str) -> dict[str, int]:
+        """Every team's count of pending messages (teams with none are left out), one read."""
+        rows = await self._db.fetch_all(
+            select(deliveries.c.team_id, func.count())
+            .where(deliveries.c.run_id == run_id)
+            .where(_PENDING)
+            .group_by(deliveries.c.team_id)
+        )
+        return {team: count for team, count in rows}
+
     async def delivery_states(self, run_id: str, message_id: str) -> dict[str, str]:
         rows = await self._db.fetch_all(
             select(deliveries.c.team_id, deliveries.c.status).where(
