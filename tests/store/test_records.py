@@ -8,9 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from sqlalchemy import select
+
 from justkernel.core.records.base import Record
+from justkernel.core.records.teams import Team
 from justkernel.core.statuses import CandidateStatus
 from justkernel.lab import Lab
+from justkernel.store import schema
 from justkernel.store.experiments import ExperimentBook
 from justkernel.store.teams import TeamRegistry
 
@@ -37,6 +41,37 @@ def test_a_mapping_becomes_a_record_with_the_declared_types_and_defaults() -> No
     assert shown.folder == Path("/tmp/a") and shown.flag is True
     assert shown.extra == {} and shown.note == "default"
     assert _Shown.from_row({**shown.__dict__, "folder": None}).folder is None
+
+
+async def test_rows_of_any_column_order_map_by_name_once_per_result(
+    lab: Lab, tmp_path: Path
+) -> None:
+    """`from_rows` works out the columns' positions once per result: a read of the columns
+    in another order, or of some of them, gives the same records as `from_row` row by row."""
+    run = await lab.runs.create("records by position")
+    registry = TeamRegistry(lab.db)
+    for n in range(3):
+        await registry.register(
+            run.id,
+            model_preset="offline",
+            model_label="Offline",
+            workspaces_dir=tmp_path,
+            config={"n": n},
+        )
+    teams = await registry.list(run.id)
+    columns = list(schema.teams.c)
+    shuffled = await lab.db.fetch_all(
+        select(*reversed(columns)).where(schema.teams.c.run_id == run.id).order_by("number")
+    )
+    assert Team.from_rows(shuffled) == teams == [Team.from_row(r) for r in shuffled]
+    assert [t.config for t in teams] == [{"n": 0}, {"n": 1}, {"n": 2}]
+    assert all(isinstance(t.workspace, Path) for t in teams)
+    some = await lab.db.fetch_all(
+        select(schema.teams.c.id, schema.teams.c.status).where(schema.teams.c.run_id == run.id)
+    )
+    rows = [{**t.__dict__, "config": None} for t in teams]  # mappings: the same rules by name
+    assert [t.id for t in Team.from_rows(rows)] == [r.id for r in some]
+    assert Team.from_rows([]) == []
 
 
 def test_to_dict_renames_hides_and_spreads_last() -> None:

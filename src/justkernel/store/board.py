@@ -105,7 +105,7 @@ class BoardStore:
                     )
                     .values(status="delivered", delivered_by=call_id, delivered_at=utc_now_iso())
                 )
-        return [BoardMessage.from_row(r) for r in rows]
+        return BoardMessage.from_rows(rows)
 
     async def delivered(
         self, run_id: str, team_id: str, call_ids: list[str] | None = None
