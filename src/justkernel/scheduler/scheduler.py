@@ -261,6 +261,7 @@ class Scheduler:
                 seed=team.number,
                 offline_latency_seconds=self.config.offline_latency_seconds,
                 toolchain=self.toolchain_id,
+                tool_schemas=self.graphs.tool_schemas,
             )
 
         agent, signals = build_team_agent(
