@@ -13,6 +13,8 @@ for the whole process.
 
 Run: uv run python bench/teams.py [--teams 100] [--latency 2] [--seconds 60] [--phase1-seconds 1800]
 [--keep FOLDER] (a kept folder's warm receipt cache makes the next run's warm-up short)
+[--profile FILE] (py-spy, when it is on PATH, samples phase 1 alone into FILE: collapsed stacks
+of the thread holding the GIL)
 Goals (issue #15): <= 20 ms CPU per step, <= 600 MB peak RSS, model-call slots busy all the time.
 """
 
@@ -20,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import resource
 import shutil
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -41,6 +45,25 @@ def _high_water_mb() -> float:
 
 def _reset_high_water() -> None:
     Path("/proc/self/clear_refs").write_text("5")  # proc(5): resets VmHWM to the current RSS
+
+
+def _start_profiler(out: Path | None) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling this process (the thread holding the GIL) until stopped."""
+    if out is None:
+        return None
+    spy = shutil.which("py-spy")
+    if spy is None:
+        raise SystemExit("--profile needs py-spy on PATH")
+    cmd = [spy, "record", "--gil", "-r", "200", "--format", "raw", "-o", str(out)]
+    proc = subprocess.Popen([*cmd, "--pid", str(os.getpid())])
+    time.sleep(1.0)  # let it attach before phase 1 starts
+    return proc
+
+
+def _stop_profiler(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is not None:
+        proc.send_signal(2)  # SIGINT: py-spy writes its file and exits
+        proc.wait(timeout=60)
 
 
 def _cpu_seconds() -> float:
@@ -69,6 +92,12 @@ def main() -> None:
         type=Path,
         default=None,
         help="use (and keep) this folder for the lab's data: a second run reuses its warm cache",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="sample phase 1 with py-spy (on PATH) into this file (collapsed stacks)",
     )
     args = parser.parse_args()
     if args.keep is not None:
@@ -101,9 +130,11 @@ async def bench(args: argparse.Namespace, settings: Settings) -> None:
         scheduler = runtime.scheduler(run.id, SchedulerConfig())
         for _ in range(args.teams):
             await scheduler.add_team("offline")
+        profiler = _start_profiler(args.profile)
         cpu0, wall0 = _cpu_seconds(), time.monotonic()
         reason = await scheduler.run(seconds=args.phase1_seconds)
         cpu, wall = _cpu_seconds() - cpu0, time.monotonic() - wall0
+        _stop_profiler(profiler)
         steps = await _count_responses(runtime, run.id)
         phase_mb = _high_water_mb()
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

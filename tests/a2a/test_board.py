@@ -136,6 +136,45 @@ async def test_delivery_survives_a_rerun_and_acks_exactly_once(lab: Lab, tmp_pat
     assert len(acks) == 1
 
 
+async def test_a_read_of_several_messages_logs_their_events_together_and_once(
+    lab: Lab, tmp_path: Path
+) -> None:
+    """One read's delivered events, one ack's acked events and one release's events are each
+    appended in one go (consecutive sequence numbers), and a re-run writes none again."""
+    run_id, board = await _board_with_teams(lab, tmp_path, ["broadcast-best"] * 2)
+    posted = []
+    for n in range(3):
+        msg, _ = await board.post(
+            run_id,
+            sender="team-002",
+            sender_message_id=f"note-{n}",
+            recipient="team-001",
+            type="message",
+            payload={"text": f"note {n}"},
+        )
+        posted.append(msg.id)
+
+    async def seqs(kind: str) -> list[int]:
+        return [e.seq async for e in lab.events.iter_all(run_id) if e.kind == kind]
+
+    assert [m.id for m in await board.deliver(run_id, "team-001", "call-1")] == posted
+    assert [m.id for m in await board.deliver(run_id, "team-001", "call-1")] == posted
+    delivered = await seqs("a2a.delivered")
+    assert len(delivered) == 3 and delivered == list(range(delivered[0], delivered[0] + 3))
+    # the call's result never reached the agent: all three go back to pending, logged once
+    assert await board.release_unseen(run_id, "team-001", seen_calls=set()) == 3
+    assert len(await seqs("a2a.released")) == 3
+    assert await board.pending(run_id, "team-001") == 3
+    assert await board.pending_by_team(run_id) == {"team-001": 3}  # the pass's one read
+    assert len(await board.deliver(run_id, "team-001", "call-2")) == 3
+    assert await board.pending_by_team(run_id) == {}
+    assert await board.ack(run_id, "team-001", ["call-2"]) == 3
+    acked = await seqs("a2a.acked")
+    assert acked == list(range(acked[0], acked[0] + 3))
+    assert await board.ack(run_id, "team-001", ["call-2"]) == 0
+    assert len(await seqs("a2a.acked")) == 3
+
+
 async def test_rate_limit_and_bad_posts(lab: Lab, tmp_path: Path) -> None:
     run_id, board = await _board_with_teams(lab, tmp_path, ["broadcast-best"] * 2)
     board._rate = 3

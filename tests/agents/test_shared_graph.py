@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -101,3 +102,34 @@ def test_a_shared_graph_call_without_its_team_acts_for_no_team() -> None:
         CallBackend().read(NOTE)
     with pytest.raises(RuntimeError, match="without its team"):
         _ = CallContext().workspace
+
+
+def test_the_offline_models_of_a_run_convert_each_tool_once(tmp_path: Path) -> None:
+    """Every team's offline model binds the shared graph's tools at every call: the schemas
+    converted for one team serve the next (one cache a run, `SharedGraphs.tool_schemas`)."""
+    from langchain_core.tools import tool
+
+    from justkernel.agents.harness import SharedGraphs, chat_model
+    from justkernel.settings.models import load_model_presets
+    from justkernel.settings.secrets import SecretsStore
+
+    @tool
+    def measure(case: str, repeat: int = 1) -> str:
+        """Measure one case."""
+        return case * repeat
+
+    @tool
+    def note(text: str) -> str:
+        """Write a note."""
+        return text
+
+    graphs = SharedGraphs()
+    offline = load_model_presets(None)["offline"]
+    secrets = SecretsStore(tmp_path / "cfg")  # never read: an offline preset has no key
+    models = [
+        chat_model(offline, secrets, seed=n, tool_schemas=graphs.tool_schemas) for n in (1, 2)
+    ]
+    bound = [m.bind_tools([measure, note]).kwargs["tools"] for m in models]
+    assert len(graphs.tool_schemas) == 2
+    assert bound[0] == bound[1] and all(a is b for a, b in zip(*bound, strict=True))
+    assert [s["function"]["name"] for s in bound[0]] == ["measure", "note"]

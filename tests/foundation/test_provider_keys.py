@@ -70,6 +70,23 @@ def test_a_key_exported_in_the_environment_is_scrubbed_without_loading_settings(
     assert late not in redaction.scrub(f"a log line with {late}")
 
 
+def test_the_cached_secret_list_follows_every_change_of_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The list is cached between scrubs; a variable set, replaced by a value of the same
+    length, or removed after a scrub ran is seen by the next one (bytes and masks too)."""
+    first, second = (f"sk-cache-{secrets.token_hex(16)}" for _ in range(2))
+    monkeypatch.setenv("JK_TEST_CACHE_TOKEN", first)
+    assert redaction.scrub(f"x {first}") == "x ***"
+    monkeypatch.setenv("JK_TEST_CACHE_TOKEN", second)  # same length, same name
+    assert redaction.scrub(f"x {first} {second}") == f"x {first} ***"
+    assert redaction.scrub_bytes(f"x {second}".encode()) == b"x ***"
+    masked = redaction.mask_bytes(f"[{second}]".encode())
+    assert masked == b"[" + b"*" * len(second) + b"]"
+    monkeypatch.delenv("JK_TEST_CACHE_TOKEN")
+    assert redaction.scrub(f"x {second}") == f"x {second}"
+
+
 @pytest.mark.parametrize(
     ("value", "problem"),
     [

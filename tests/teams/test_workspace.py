@@ -44,6 +44,27 @@ def test_snapshots_track_source_changes_and_revert(workspace: TeamWorkspace) -> 
     assert workspace.tree_sha256() == base.tree_sha256
 
 
+def test_snapshots_start_from_an_empty_index_each_time(workspace: TeamWorkspace) -> None:
+    """The index is dropped, not emptied by a git process, before each snapshot: a file gone
+    from the tree is gone from the next commit and diff, a new one is in them, and a tree
+    that did not change makes no commit."""
+    base = workspace.commit("base")
+    added = workspace.resolve("/op_kernel/extra.c", write=True)
+    added.write_text("int extra;\n")
+    with_extra = workspace.commit("add extra.c")
+    assert with_extra.commit != base.commit
+    assert "new file mode" in workspace.diff_from(base.commit)
+    assert workspace.commit("again, unchanged").commit == with_extra.commit
+    added.unlink()
+    diff = workspace.diff_from(with_extra.commit)
+    assert "deleted file mode" in diff and "extra.c" in diff
+    without = workspace.commit("remove extra.c")
+    assert without.commit != with_extra.commit
+    assert without.tree_sha256 == base.tree_sha256
+    assert "extra.c" not in workspace.repo.git("ls-tree", "-r", "--name-only", without.commit)
+    assert workspace.diff_from(without.commit) == ""
+
+
 @pytest.mark.parametrize(
     ("path", "write", "message"),
     [

@@ -22,7 +22,7 @@ from justkernel.a2a.policies import (
     push_recipients,
 )
 from justkernel.core.events.collab import A2AAcked, A2ADelivered, A2AMessage, A2AReleased
-from justkernel.events import EventLog
+from justkernel.events import EventLog, NewEvent
 from justkernel.faults import crash_point
 from justkernel.store.board import BoardMessage, BoardStore
 from justkernel.store.database import Database
@@ -169,13 +169,17 @@ class LabBoard:
         messages = await self._rows.deliver(run_id, team_id, call_id, only)
         if any(m.type == "feedback" for m in messages):
             crash_point("feedback.delivering")
-        for message in messages:
-            await self._events.append(
-                run_id,
-                A2ADelivered(message_id=message.id, sender=message.sender, type=message.type),
-                team=team_id,
-                dedup_key=f"a2a.delivered:{team_id}:{message.id}",
-            )
+        await self._events.append_many(  # one transaction for the read's events
+            run_id,
+            [
+                NewEvent.of(
+                    A2ADelivered(message_id=m.id, sender=m.sender, type=m.type),
+                    team_id,
+                    f"a2a.delivered:{team_id}:{m.id}",
+                )
+                for m in messages
+            ],
+        )
         return messages
 
     async def ack(self, run_id: str, team_id: str, call_ids: list[str]) -> int:
@@ -189,13 +193,10 @@ class LabBoard:
         # the events first, the rows last: a lab killed in between finds the deliveries still
         # "delivered", acks them again at the agent's next step, and the events are
         # deduplicated, so each delivery is acknowledged exactly once in the log too
-        for message_id in ids:
-            await self._events.append(
-                run_id,
-                A2AAcked(message_id=message_id),
-                team=team_id,
-                dedup_key=f"a2a.acked:{team_id}:{message_id}",
-            )
+        await self._events.append_many(
+            run_id,
+            [NewEvent.of(A2AAcked(message_id=m), team_id, f"a2a.acked:{team_id}:{m}") for m in ids],
+        )
         if any(r.type == "feedback" for r in rows):
             crash_point("feedback.delivering")
         await self._rows.mark_acked(run_id, team_id, ids)
@@ -208,13 +209,19 @@ class LabBoard:
         calls runs."""
         rows = await self._rows.delivered(run_id, team_id)
         unseen = [r for r in rows if r.delivered_by not in seen_calls]
+        # the events first, the rows last (as `ack`): a lab killed in between releases again
+        await self._events.append_many(
+            run_id,
+            [
+                NewEvent.of(
+                    A2AReleased(message_id=r.message_id, call_id=r.delivered_by),
+                    team_id,
+                    f"a2a.released:{team_id}:{r.message_id}:{r.delivered_by}",
+                )
+                for r in unseen
+            ],
+        )
         for row in unseen:
-            await self._events.append(
-                run_id,
-                A2AReleased(message_id=row.message_id, call_id=row.delivered_by),
-                team=team_id,
-                dedup_key=f"a2a.released:{team_id}:{row.message_id}:{row.delivered_by}",
-            )
             await self._rows.release(run_id, team_id, row)
         return len(unseen)
 
@@ -237,6 +244,10 @@ class LabBoard:
     async def pending(self, run_id: str, team_id: str) -> int:
         """Messages waiting for `team_id` (not yet delivered)."""
         return await self._rows.pending(run_id, team_id)
+
+    async def pending_by_team(self, run_id: str) -> dict[str, int]:
+        """Messages waiting, per team of the run that has any (one read for all the teams)."""
+        return await self._rows.pending_by_team(run_id)
 
     async def delivery_states(self, run_id: str, message_id: str) -> dict[str, str]:
         return await self._rows.delivery_states(run_id, message_id)

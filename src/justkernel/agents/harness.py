@@ -60,7 +60,7 @@ from justkernel.agents.middleware.tool_calls import (
     ToolCallsMiddleware,
 )
 from justkernel.agents.middleware.watchdog import WatchdogMiddleware
-from justkernel.agents.offline import OFFLINE_PROVIDER, OfflinePlaybookModel
+from justkernel.agents.offline import OFFLINE_PROVIDER, OfflinePlaybookModel, ToolSchemas
 from justkernel.agents.prompts import (
     FIXED_FILES,
     SKILLS_PROMPT,
@@ -139,15 +139,18 @@ def chat_model(
     seed: int = 0,
     offline_latency_seconds: float = 0.0,
     toolchain: str = "cpu",
+    tool_schemas: ToolSchemas | None = None,
 ) -> BaseChatModel:
     """The one place a preset becomes a chat model: the offline playbook (`seed` picks the
     route, so teams differ; `toolchain` the playbook of the project the team writes: the C
-    port's or the Ascend C one) or an OpenAI-compatible client (ProviderConfigError when the
-    preset cannot be built, e.g. its key is not stored)."""
+    port's or the Ascend C one; `tool_schemas` the run's converted tool schemas) or an
+    OpenAI-compatible client (ProviderConfigError when the preset cannot be built, e.g. its
+    key is not stored)."""
     if preset.provider == "offline":
-        return OfflinePlaybookModel(
+        model = OfflinePlaybookModel(
             seed=seed, target=playbook_target(toolchain), latency_seconds=offline_latency_seconds
         )
+        return model if tool_schemas is None else model.share_schemas(tool_schemas)
     return build_chat_model(preset, secrets)
 
 
@@ -284,6 +287,8 @@ class SharedGraphs:
     scheduler (its governance, board and checkpointer are in every graph it compiles)."""
 
     graphs: dict[GraphShape, Any] = field(default_factory=dict)
+    # the offline models' converted tool schemas: every graph's tools, converted once a run
+    tool_schemas: ToolSchemas = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.graphs)

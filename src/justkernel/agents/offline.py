@@ -39,6 +39,10 @@ def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
+# (tool name, description, id of its argument model) -> (that model, kept alive; the schema)
+ToolSchemas = dict[tuple[Any, Any, int], tuple[object, dict[str, Any]]]
+
+
 class OfflinePlaybookModel(BaseChatModel):
     """Plays `playbook` along the route chosen by `seed`."""
 
@@ -51,10 +55,14 @@ class OfflinePlaybookModel(BaseChatModel):
     model_name: str = "offline-playbook"
     _parsed: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
     # tool -> its OpenAI schema: the agent binds the same tools (one shared graph's) at every
-    # call, and converting them each time was a good part of a step's CPU
-    _schemas: dict[tuple[Any, Any, int], tuple[object, dict[str, Any]]] = PrivateAttr(
-        default_factory=dict
-    )
+    # call, and converting them each time was a good part of a step's CPU; the teams of one
+    # graph share it (`share_schemas`), so each tool is converted once per run, not per team
+    _schemas: ToolSchemas = PrivateAttr(default_factory=dict)
+
+    def share_schemas(self, schemas: ToolSchemas) -> OfflinePlaybookModel:
+        """Convert tools into `schemas`, a cache other models of the same graph fill too."""
+        self._schemas = schemas
+        return self
 
     @property
     def _llm_type(self) -> str:

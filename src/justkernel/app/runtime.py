@@ -143,7 +143,7 @@ async def open_runtime(
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from justkernel.agents.tracing import keep_traces_local
-    from justkernel.app.checkpoint_scrub import scrub_checkpoints
+    from justkernel.app.checkpoint_scrub import durable_enough, scrub_checkpoints
 
     keep_traces_local()  # before any agent runs: nothing is traced, and tracing off costs nothing
     operator = load_operator()
@@ -159,6 +159,7 @@ async def open_runtime(
         presets = load_model_presets(settings.models_local_file)
         checkpoints = settings.resolved_data_dir / "checkpoints.db"
         async with AsyncSqliteSaver.from_conn_string(str(checkpoints)) as saver:
+            await durable_enough(saver)
             scrub_checkpoints(saver)  # defence in depth: no known secret is written to it
             board = board if board is not None else lab_board(lab)
             runtime = LabRuntime(

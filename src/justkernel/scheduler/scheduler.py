@@ -261,6 +261,7 @@ class Scheduler:
                 seed=team.number,
                 offline_latency_seconds=self.config.offline_latency_seconds,
                 toolchain=self.toolchain_id,
+                tool_schemas=self.graphs.tool_schemas,
             )
 
         agent, signals = build_team_agent(
@@ -398,15 +399,22 @@ class Scheduler:
         return True
 
     # -- dispatch ---------------------------------------------------------------------------
-    async def _eligible(self, team: Team) -> bool:
+    def _finished(self, team: Team) -> bool:
+        """A team that said it is done and might be woken by news (no turn, run not stopped)."""
+        return team.status == "done" and team.id not in self._running and not self.stopped_reason
+
+    async def _news_for_finished(self, teams: list[Team]) -> dict[str, int]:
+        """Pending messages per team, read once a pass and only when a finished team could be
+        woken by them (a read per finished team per pass cost most of a pass at 100 teams)."""
+        if not any(self._finished(t) and not is_external(t) for t in teams):
+            return {}
+        return await self.board.pending_by_team(self.run_id)
+
+    async def _eligible(self, team: Team, news: dict[str, int]) -> bool:
+        """`news`: the pass's pending messages per team (`_news_for_finished`)."""
         if is_external(team):  # an outside agent acts for it over A2A; nothing to dispatch
             return False
-        woken = (
-            team.status == "done"
-            and team.id not in self._running
-            and self.stopped_reason is None
-            and await self.board.pending(self.run_id, team.id) > 0
-        )
+        woken = self._finished(team) and news.get(team.id, 0) > 0
         if woken:  # news arrived for a team that had finished: let it read them
             await self.registry.set_status(
                 self.run_id, team.id, "idle", _text(ReasonCode.NEW_MESSAGES)
@@ -493,8 +501,9 @@ class Scheduler:
                 # a pass says which of them still wait
                 self._asking = await approvals.asking(self.approvals, self.run_id, teams)
                 waiting = waiting or any(t.status == approvals.AWAITING for t in teams)
+                news = await self._news_for_finished(teams)
                 for team in teams:
-                    if await self._eligible(team):
+                    if await self._eligible(team, news):
                         self._running[team.id] = asyncio.create_task(self._turn(team))
                 if not self._running:
                     if self.stopped_reason:

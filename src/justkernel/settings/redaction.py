@@ -16,7 +16,9 @@ import logging
 import os
 import re
 import threading
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 MARKER = "***"
 _known: set[str] = set()
@@ -37,18 +39,38 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name.upper()))
 
 
-# every event, log line and checkpoint is scrubbed: the value list is rebuilt only when the
-# environment or the registered values changed, not once per call
-_cached: tuple[tuple[tuple[bytes, bytes], ...], int, list[str]] | None = None
+# every event, log line and checkpoint is scrubbed: the value list (and its UTF-8 bytes) is
+# rebuilt only when the environment or the registered values changed, not once per call
+@dataclass(frozen=True, slots=True)
+class _Known:
+    environment: dict[Any, Any]  # a copy of the environment as it was when built
+    registered: int  # how many values were registered then (they are only ever added)
+    values: list[str]  # longest first
+    raw: list[bytes]  # the same, UTF-8
 
 
-def _values() -> list[str]:
-    """Every known secret value, longest first (so a value containing another goes whole)."""
+_cached: _Known | None = None
+
+
+def _environment() -> dict[Any, Any]:
+    """The process environment's own mapping, to compare with a copy in one C-level dict
+    comparison (`os.environ` keeps it in `_data`; iterating `os.environ` decodes every variable
+    in Python, which cost more than the scrubbing it guarded)."""
+    data = getattr(os.environ, "_data", None)
+    return data if isinstance(data, dict) else dict(os.environ)
+
+
+def _current() -> _Known:
     global _cached
-    environment = tuple(os.environb.items())  # bytes as they are: no decoding per variable
+    environment = _environment()
     with _lock:
-        if _cached is not None and _cached[0] == environment and _cached[1] == len(_known):
-            return _cached[2]
+        cached = _cached
+        if (
+            cached is not None
+            and cached.registered == len(_known)
+            and cached.environment == environment
+        ):
+            return cached
         from_env = {
             part
             for k, v in os.environ.items()
@@ -57,8 +79,13 @@ def _values() -> list[str]:
             if len(part) >= _MIN_LENGTH
         }
         values = sorted(_known | from_env, key=len, reverse=True)
-        _cached = (environment, len(_known), values)
-        return values
+        _cached = _Known(dict(environment), len(_known), values, [v.encode() for v in values])
+        return _cached
+
+
+def _values() -> list[str]:
+    """Every known secret value, longest first (so a value containing another goes whole)."""
+    return _current().values
 
 
 def _json_strings(value: str) -> list[str]:
@@ -87,8 +114,7 @@ def scrub(text: str) -> str:
 
 
 def scrub_bytes(data: bytes) -> bytes:
-    for value in _values():
-        raw = value.encode("utf-8")
+    for raw in _current().raw:
         if raw in data:
             data = data.replace(raw, MARKER.encode())
     return data
@@ -97,8 +123,7 @@ def scrub_bytes(data: bytes) -> bytes:
 def mask_bytes(data: bytes) -> bytes:
     """`data` with each known secret value's bytes replaced by as many `*`: the length stays,
     so a length-prefixed encoding (a checkpoint's msgpack) stays valid."""
-    for value in _values():
-        raw = value.encode("utf-8")
+    for raw in _current().raw:
         if raw in data:
             data = data.replace(raw, b"*" * len(raw))
     return data

@@ -105,7 +105,7 @@ class BoardStore:
                     )
                     .values(status="delivered", delivered_by=call_id, delivered_at=utc_now_iso())
                 )
-        return [BoardMessage.from_row(r) for r in rows]
+        return BoardMessage.from_rows(rows)
 
     async def delivered(
         self, run_id: str, team_id: str, call_ids: list[str] | None = None
@@ -163,6 +163,16 @@ class BoardStore:
             .where(deliveries.c.run_id == run_id, deliveries.c.team_id == team_id)
             .where(_PENDING)
         )
+
+    async def pending_by_team(self, run_id: str) -> dict[str, int]:
+        """Every team's count of pending messages (teams with none are left out), one read."""
+        rows = await self._db.fetch_all(
+            select(deliveries.c.team_id, func.count())
+            .where(deliveries.c.run_id == run_id)
+            .where(_PENDING)
+            .group_by(deliveries.c.team_id)
+        )
+        return {team: count for team, count in rows}
 
     async def delivery_states(self, run_id: str, message_id: str) -> dict[str, str]:
         rows = await self._db.fetch_all(

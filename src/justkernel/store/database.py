@@ -58,7 +58,7 @@ class Database:
         return cls.from_row(row) if row is not None else None
 
     async def records(self, cls: type[R], query: Executable) -> list[R]:
-        return [cls.from_row(row) for row in await self.fetch_all(query)]
+        return cls.from_rows(await self.fetch_all(query))
 
     async def scalar(self, query: Executable) -> Any:
         """The single value of a read (a count, say)."""

@@ -25,10 +25,18 @@ class ExperimentBook:
         self, run_id: str, team_id: str, plan: dict[str, Any], tool_call_id: str
     ) -> tuple[Experiment, bool]:
         """The plan's experiment, and whether it is new (False: this call was recorded)."""
-        for existing in await self.list(run_id, team_id):
-            if existing.plan.get("tool_call_id") == tool_call_id:
-                return existing, False
+        existing = await self._by_plan_field(run_id, team_id, "tool_call_id", tool_call_id)
+        if existing is not None:
+            return existing, False
         now = utc_now_iso()
+        row = {
+            "run_id": run_id,
+            "team_id": team_id,
+            "plan": {**plan, "tool_call_id": tool_call_id},
+            "status": "planned",
+            "created_at": now,
+            "updated_at": now,
+        }
         async with self._db.writer.begin() as conn:
             number = (
                 await conn.execute(
@@ -37,27 +45,33 @@ class ExperimentBook:
                     )
                 )
             ).scalar_one() + 1
-            await conn.execute(
-                insert(experiments).values(
-                    run_id=run_id,
-                    team_id=team_id,
-                    number=number,
-                    plan={**plan, "tool_call_id": tool_call_id},
-                    status="planned",
-                    created_at=now,
-                    updated_at=now,
-                )
+            await conn.execute(insert(experiments).values(number=number, **row))
+        # the row as written (the columns not given are empty): no second read for it
+        empty = {"commit": None, "tree_sha256": None, "receipt_key": None, "cycles_sum": None}
+        return Experiment.from_row({**row, **empty, "number": number}), True
+
+    async def _by_plan_field(
+        self, run_id: str, team_id: str, field: str, value: str
+    ) -> Experiment | None:
+        """The team's latest experiment whose plan holds `value` under `field`: one indexed
+        row read, not the team's whole notebook."""
+        return await self._db.record(
+            Experiment,
+            select(experiments)
+            .where(
+                experiments.c.run_id == run_id,
+                experiments.c.team_id == team_id,
+                experiments.c.plan[field].as_string() == value,
             )
-        return await self.get(run_id, team_id, number), True
+            .order_by(experiments.c.number.desc())
+            .limit(1),
+        )
 
     async def closed_by_call(
         self, run_id: str, team_id: str, tool_call_id: str
     ) -> Experiment | None:
         """The experiment this tool call closed, if it did."""
-        for experiment in reversed(await self.list(run_id, team_id)):
-            if experiment.plan.get("closed_by") == tool_call_id:
-                return experiment
-        return None
+        return await self._by_plan_field(run_id, team_id, "closed_by", tool_call_id)
 
     async def get(self, run_id: str, team_id: str, number: int) -> Experiment:
         async with self._db.reader.connect() as conn:
@@ -81,9 +95,14 @@ class ExperimentBook:
 
     async def open_plan(self, run_id: str, team_id: str) -> Experiment | None:
         """The latest plan not yet closed by a full simulation."""
-        for experiment in reversed(await self.list(run_id, team_id)):
-            return experiment if experiment.status == "planned" else None
-        return None
+        latest = await self._db.record(
+            Experiment,
+            select(experiments)
+            .where(experiments.c.run_id == run_id, experiments.c.team_id == team_id)
+            .order_by(experiments.c.number.desc())
+            .limit(1),
+        )
+        return latest if latest is not None and latest.status == "planned" else None
 
     async def close(
         self,

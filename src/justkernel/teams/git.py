@@ -146,15 +146,20 @@ class WorkspaceRepo:
             (self.git_dir / leftover).unlink(missing_ok=True)
         return True
 
-    def stage(self, paths: Iterable[str] | None = None) -> str:
-        """Make the index exactly the given files (default: every file `tree_files` finds)
-        and return its tree id. Plumbing only: git hashes the listed files and never walks
-        the tree, so it never meets a repository planted in it."""
+    def fill_index(self, paths: Iterable[str] | None = None) -> None:
+        """Make the index exactly the given files (default: every file `tree_files` finds).
+        Plumbing only: git hashes the listed files and never walks the tree, so it never meets
+        a repository planted in it. The old index is dropped first (a missing index is an
+        empty one to git: what `read-tree --empty` wrote, without a process for it)."""
         listed = self.tree_files() if paths is None else list(paths)
-        self.git("read-tree", "--empty")
+        (self.git_dir / "index").unlink(missing_ok=True)
         if listed:
             names = b"\0".join(os.fsencode(p) for p in listed)  # any bytes the tree holds
             self.git("update-index", "--add", "-z", "--stdin", stdin=names)
+
+    def stage(self, paths: Iterable[str] | None = None) -> str:
+        """The index made exactly the given files (`fill_index`), and its tree id."""
+        self.fill_index(paths)
         return self.git("write-tree")
 
     def head(self) -> str:
@@ -170,11 +175,12 @@ class WorkspaceRepo:
     def commit(self, message: str) -> str:
         """Snapshot the tree; a new commit only when it changed. Returns HEAD."""
         tree = self.stage()
-        try:
-            parent: str | None = self.head()
+        try:  # HEAD and its tree in one process ("--": both are revisions, never paths)
+            found = self.git("rev-parse", "HEAD^{commit}", "HEAD^{tree}", "--").split()
+            parent, parent_tree = found[0], found[1]
         except GitError:
-            parent = None  # the baseline: nothing before it
-        if parent is not None and self.git("rev-parse", f"{parent}^{{tree}}") == tree:
+            parent, parent_tree = None, None  # the baseline: nothing before it
+        if parent is not None and parent_tree == tree:
             return parent
         args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
         commit = self.git(*args)

@@ -132,9 +132,18 @@ class TeamWorkspace:
         return self.commit(f"revert editable files to {commit[:12]}")
 
     def diff_from(self, commit: str) -> str:
-        """The editable files' change from `commit` to the tree as it is now (new files too)."""
-        now = self.repo.stage()
+        """The editable files' change from `commit` to the tree as it is now (new files too):
+        the index made the tree's files, then compared with `commit` (no tree object
+        written for it)."""
+        self.repo.fill_index()
         editable = self.operator.paths.editable
         return self.repo.git(
-            "diff", "--no-ext-diff", "--no-textconv", commit, now, "--", *editable, NO_NESTED_GIT
+            "diff",
+            "--cached",
+            "--no-ext-diff",
+            "--no-textconv",
+            commit,
+            "--",
+            *editable,
+            NO_NESTED_GIT,
         )
