@@ -1,5 +1,7 @@
 // The page's state and a tiny publish/subscribe, so modules never call each other in circles.
 
+import { t } from "./i18n.js";
+
 export const state = {
   info: null, // what the server can do (/api/info)
   runs: [],
@@ -26,4 +28,16 @@ export function emit(topic, data) {
 
 export function simulated() {
   return Boolean(state.info?.demo || state.run?.mode === "demo" || state.run?.meta?.simulated === true);
+}
+
+/** A message's sender or recipient as the page names it: a team by its display name, "all"
+ * and the Judger in the page's language (ids and the raw "all" showed before). */
+export function party(id) {
+  if (id == null || id === "") return "?";
+  if (id === "all") return t("outside_to_all");
+  if (id === "judger") return t("judger_node");
+  for (const team of [...(state.view?.teams || []), ...(state.view?.exited || [])]) {
+    if (team.id === id) return team.display_name || id;
+  }
+  return String(id);
 }

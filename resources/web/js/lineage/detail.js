@@ -4,6 +4,7 @@
 import { h, num, short, clock } from "../dom.js";
 import { t, word } from "../i18n.js";
 import { messageSummary } from "../live/eventview.js";
+import { party } from "../state.js";
 
 function field(label, value) {
   return h("div", { class: "lin-field" }, h("span", { class: "muted", text: label }), " ", value);
@@ -89,7 +90,7 @@ function messagesView(messages) {
       h(
         "li",
         {},
-        h("span", { class: "muted", text: `${clock(m.ts)} ${m.sender === "judger" ? t("judger_node") : m.sender ?? "?"} → ${m.to ?? "?"} (${m.type ? word(m.type) : "?"})` }),
+        h("span", { class: "muted", text: `${clock(m.ts)} ${party(m.sender)} → ${party(m.to)} (${m.type ? word(m.type) : "?"})` }),
         " ",
         h("span", { class: "lin-message-summary", text: messageSummary(m) }),
       ),

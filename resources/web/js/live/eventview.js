@@ -4,7 +4,7 @@
 // reads Chinese; data (names, ids, model text) is shown as it is.
 import { clip, clock, h, num, short } from "../dom.js";
 import { t, word } from "../i18n.js";
-import { state } from "../state.js";
+import { party, state } from "../state.js";
 import { dataView } from "./jsonview.js";
 import { pipelineButton } from "./pipeline.js";
 import { planBadge } from "./planstatus.js";
@@ -206,8 +206,8 @@ const RENDER = {
   "run.dispatch_stopped": (p) => ({ label: "k_dispatch_stopped", body: payloadReason(p) }),
   "run.toolchain_preparing": (p) => ({ label: "k_toolchain_preparing", body: t("st_toolchain_preparing", { toolchain: p.toolchain || "" }) }),
   "run.summary": (p) => ({ label: "k_summary", body: payloadReason(p) }),
-  "a2a.message": (p) => ({ label: "k_a2a", head: [chip(word(p.type || "message"))], body: `→ ${p.to}: ${clip(messageSummary(p), 200)}` }),
-  "a2a.delivered": (p) => ({ label: "k_a2a", body: t("st_a2a_delivered", { id: short(p.message_id), from: p.sender || "?" }) }),
+  "a2a.message": (p) => ({ label: "k_a2a", head: [chip(word(p.type || "message"))], body: `→ ${party(p.to)}: ${clip(messageSummary(p), 200)}` }),
+  "a2a.delivered": (p) => ({ label: "k_a2a", body: t("st_a2a_delivered", { id: short(p.message_id), from: party(p.sender) }) }),
   "a2a.acked": (p) => ({ label: "k_a2a", body: t("st_a2a_acked", { id: short(p.message_id) }) }),
   "a2a.released": (p) => ({ label: "k_a2a", body: t("st_a2a_released", { id: short(p.message_id) }) }),
   "a2a.evaluation": (p) => ({ label: "st_k_a2a_evaluation", head: [receiptChip(p.status)], body: t("st_receipt_body", { passed: num(p.cases_passed), run: num(p.cases_run), cycles: "—" }) }),

@@ -4,7 +4,7 @@
 // Everything here is text (a team name and an addressee come from outside the lab).
 import { h } from "../dom.js";
 import { t, word } from "../i18n.js";
-import { state } from "../state.js";
+import { party, state } from "../state.js";
 
 const OUTSIDE = "external"; // the fold's status of such a team (reports/fold.py)
 
@@ -38,7 +38,7 @@ export function lastAction(team) {
   if (last.action === "candidate") {
     return t("outside_last_candidate", { status: word(last.status ?? "unknown"), ago: when });
   }
-  const to = last.to === "all" ? t("outside_to_all") : String(last.to ?? "?");
+  const to = party(last.to);
   return t("outside_last_message", { to, ago: when });
 }
 
