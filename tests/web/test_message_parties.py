@@ -1,6 +1,6 @@
 """A message row names its parties as the page does elsewhere: a team by its display name,
-"all" and the Judger in the page's language (before: "→ team-002" and a raw "→ all" in the
-Chinese view)."""
+"all" and the Judger in the page's language, in the work log and the graph's edge tooltips
+(before: "→ team-002", a raw "→ all" in the Chinese view, "team-002 → team-001" on an edge)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def _registered(team: str, name: str) -> NewEvent:
 
 
 def _message(sender: str, to: str, summary: str) -> NewEvent:
-    payload = {"message_id": summary, "to": to, "recipients": [to], "type": "experience"}
+    recipients = ["team-001"] if to == "all" else [to]  # the board's list of a broadcast
+    payload = {"message_id": summary, "to": to, "recipients": recipients, "type": "experience"}
     return NewEvent("a2a.message", {**payload, "summary": summary}, sender)
 
 
@@ -45,6 +46,10 @@ def test_a_message_row_names_teams_by_name_and_all_in_the_page_language(
     expect(rows.filter(has_text="to one")).to_contain_text("→ Fuser")
     expect(rows.filter(has_text="to everyone")).to_contain_text("→ all teams")
     assert "team-002" not in rows.filter(has_text="to one").inner_text()
+    # the A2A graph's edge says the same in its tooltip
+    edge = page.locator("#graph path.edge[data-source='team-002'][data-target='team-001'] title")
+    expect(edge).to_have_count(1)
+    assert edge.text_content().startswith("Fuser → Tiler"), edge.text_content()
     page.click("#lang-btn")
     expect(rows.filter(has_text="to everyone")).to_contain_text("→ 所有队伍")
     page.click("#lang-btn")

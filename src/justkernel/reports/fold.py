@@ -302,7 +302,15 @@ class RunState:
             self._outside(event, {"action": "message", "to": p.to, "type": kind})
         for recipient in recipients:
             if recipient != sender:
-                self._edge(sender, recipient, kind, event, p.summary or "")
+                self._edge(
+                    sender,
+                    recipient,
+                    kind,
+                    event,
+                    p.summary or "",
+                    p.summary_code,
+                    p.summary_params,
+                )
 
     def _evaluation(self, event: Event, p: A2AEvaluation) -> None:
         self._outside(
@@ -321,7 +329,18 @@ class RunState:
         if team.external:
             team.last_outside = {**action, "seq": event.seq, "ts": event.ts}
 
-    def _edge(self, source: str, target: str, kind: str, event: Event, summary: str) -> None:
+    def _edge(
+        self,
+        source: str,
+        target: str,
+        kind: str,
+        event: Event,
+        summary: str,
+        code: str | None = None,
+        params: dict[str, str] | None = None,
+    ) -> None:
+        """Count one more `kind` from source to target; its last summary is kept in English
+        and, where the lab wrote it, as a code with values the page translates."""
         edge = self.edges.setdefault(
             (source, target, kind),
             {"source": source, "target": target, "type": kind, "count": 0},
@@ -329,6 +348,7 @@ class RunState:
         edge["count"] += 1
         edge["last_seq"], edge["last_ts"] = event.seq, event.ts
         edge["summary"] = summary[:200]
+        edge["summary_code"], edge["summary_params"] = code, params
 
     def _tool_call(self, event: Event, p: ToolCall) -> None:
         """A team that fetched another team's candidate adopts from it: an edge from the
@@ -343,14 +363,17 @@ class RunState:
         cand = self.candidates.get(candidate_id) if isinstance(candidate_id, str) else None
         owner = cand.get("team") if cand else None
         if owner and owner != event.team:
-            self._edge(owner, event.team, "adoption", event, f"fetched {candidate_id}")
+            said = f"fetched {candidate_id}"
+            self._edge(
+                owner, event.team, "adoption", event, said, "fetched", {"candidate": candidate_id}
+            )
 
     def _frozen(self, event: Event, p: CandidateFrozen) -> None:
         cand = self.judger.frozen(event, p)
         if event.team is not None:
             self._team(event.team).candidates.append(cand["candidate_id"])
-            note = f"frozen {cand['candidate_id']}"
-            self._edge(event.team, JUDGER_NODE, "candidate", event, note)
+            note, named = f"frozen {cand['candidate_id']}", {"candidate": cand["candidate_id"]}
+            self._edge(event.team, JUDGER_NODE, "candidate", event, note, "frozen", named)
 
     def _official(self, event: Event, p: OfficialResult) -> None:
         result = self.judger.result(event, p)

@@ -140,6 +140,8 @@ export default {
     // the lab's own board messages (the Judger's feedback), by summary_code
     a2a_sum_feedback_own: "your candidate {candidate}: {status}",
     a2a_sum_feedback_public: "{team}'s {candidate}: {status}",
+    a2a_sum_fetched: "fetched {candidate}",
+    a2a_sum_frozen: "frozen {candidate}",
     // the lab's own nodes in the A2A graph
     judger_node: "Judger",
     lab_node: "Lab",
@@ -285,6 +287,8 @@ export default {
     st_no_result_title: "该工具返回之前，运行已停止或队伍的回合已结束。",
     a2a_sum_feedback_own: "你们的候选 {candidate}：{status}",
     a2a_sum_feedback_public: "{team} 的候选 {candidate}：{status}",
+    a2a_sum_fetched: "取用了 {candidate}",
+    a2a_sum_frozen: "冻结了 {candidate}",
     judger_node: "评审",
     lab_node: "实验室",
     st_a2a_delivered: "已送达来自 {from} 的消息 {id}",

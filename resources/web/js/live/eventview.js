@@ -21,12 +21,14 @@ export const JUDGER_KINDS = [
   "official.result",
 ];
 
-/** A board message's summary: the lab's own (the Judger's feedback) as a code and values the
+const SUMMARY_CODES = new Set(["feedback_own", "feedback_public", "fetched", "frozen"]);
+
+/** A board message's (or a graph edge's) summary: the lab's own (the Judger's feedback) as a code and values the
  * page translates, a team's words (and an older log's) as written. */
 export function messageSummary(p) {
   const code = p?.summary_code;
   const params = p?.summary_params || {};
-  if (code !== "feedback_own" && code !== "feedback_public") return p?.summary || "";
+  if (!SUMMARY_CODES.has(code)) return p?.summary || "";
   return t(`a2a_sum_${code}`, { ...params, status: word(params.status) });
 }
 

@@ -5,6 +5,8 @@
 import { h, num, s } from "../dom.js";
 import { t, word } from "../i18n.js";
 import { motionOn } from "../motion.js";
+import { party } from "../state.js";
+import { messageSummary } from "./eventview.js";
 
 const MAX_EDGES = 400;
 const MAX_DOTS = 60;
@@ -148,7 +150,7 @@ export class Graph {
           "stroke-width": Math.min(1 + Math.log2(count), 5).toFixed(1),
           "marker-end": `url(#jk-arrow-${type})`,
           dataset: { source: edge.source, target: edge.target, type, count },
-        }, s("title", { text: `${edge.source} → ${edge.target} · ${t(`edge_${type}`)} ×${count}\n${edge.summary || ""}` })),
+        }, s("title", { text: `${party(edge.source)} → ${party(edge.target)} · ${t(`edge_${type}`)} ×${count}\n${messageSummary(edge)}` })),
       );
       if (!small) {
         countLayer.append(s("text", {
