@@ -4,6 +4,11 @@ checkpoint written per step (seven nodes per step cost about a third of a step's
 
 from __future__ import annotations
 
+from deepagents.middleware.unsupported_content import UnsupportedContentMiddleware
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import HumanMessage
+
+from justkernel.agents.middleware.lean_hooks import LabUnsupportedContentMiddleware
 from justkernel.app import LabRuntime
 from justkernel.scheduler.scheduler import SchedulerConfig
 from tests.support.openai_server import Reply, ToolCall
@@ -53,3 +58,25 @@ async def test_parallel_todo_writes_are_refused_and_the_list_is_kept(
             {"configurable": {"thread_id": f"{arranged.run.id}:{arranged.team.id}"}}
         )
         assert [t["content"] for t in state.values["todos"]] == ["plan the tiling"]
+
+
+def test_the_content_filter_passes_text_messages_as_they_are_and_still_replaces_an_image() -> None:
+    """The lab's content filter skips string messages (one text block, which every model
+    takes) instead of converting the whole history at every call; a list with an image is
+    still replaced for a model whose profile refuses images, as Deep Agents' own does."""
+    model = GenericFakeChatModel(messages=iter([]), profile={"image_inputs": False})
+    text = HumanMessage(content="read /spec.md")
+    image = HumanMessage(
+        content=[
+            {"type": "text", "text": "the chart"},
+            {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"},
+        ]
+    )
+    lab, theirs = LabUnsupportedContentMiddleware(), UnsupportedContentMiddleware()
+    assert lab.name == theirs.name  # it replaces Deep Agents' own in the stack
+    assert lab._filter_message(text, model=model) is text
+    filtered = lab._filter_message(image, model=model)
+    assert filtered == theirs._filter_message(image, model=model)
+    blocks = filtered.content
+    assert isinstance(blocks, list) and [b["type"] for b in blocks] == ["text", "text"]
+    assert "does not support image" in blocks[1]["text"]

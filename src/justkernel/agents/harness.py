@@ -51,7 +51,11 @@ from justkernel.agents.middleware.approvals import ApprovalsMiddleware
 from justkernel.agents.middleware.budget import BudgetMiddleware
 from justkernel.agents.middleware.events import EventsMiddleware, SourceTracker
 from justkernel.agents.middleware.inbox import InboxAcksMiddleware
-from justkernel.agents.middleware.lean_hooks import LabSkillsMiddleware, LabTodoListMiddleware
+from justkernel.agents.middleware.lean_hooks import (
+    LabSkillsMiddleware,
+    LabTodoListMiddleware,
+    LabUnsupportedContentMiddleware,
+)
 from justkernel.agents.middleware.shared import Governance, Place, Seat, TeamSignals
 from justkernel.agents.middleware.slots import ModelCallSlotsMiddleware
 from justkernel.agents.middleware.tool_calls import (
@@ -386,6 +390,7 @@ def _compile(
                 system_prompt=TODO_SYSTEM_PROMPT, tool_description=TODO_TOOL_DESCRIPTION
             ),
             skills,
+            LabUnsupportedContentMiddleware(),
             *middleware(place, model),
         ],
         subagents=subagents,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tomllib
 from fnmatch import fnmatchcase
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -55,15 +55,22 @@ class PathPolicy(_Frozen):
 
     def access(self, relpath: str) -> PathAccess:
         """Classify a project-relative POSIX path; escaping paths count as forbidden."""
-        path = PurePosixPath(relpath)
-        if path.is_absolute() or ".." in path.parts or not path.parts:
-            return "forbidden"
-        text = path.as_posix()
-        if any(_glob_match(text, pattern) for pattern in self.forbidden):
-            return "forbidden"
-        if any(_glob_match(text, pattern) for pattern in self.editable):
-            return "editable"
-        return "read_only"
+        return _access(self.editable, self.forbidden, relpath)
+
+
+@lru_cache(maxsize=8192)
+def _access(editable: tuple[str, ...], forbidden: tuple[str, ...], relpath: str) -> PathAccess:
+    """`PathPolicy.access`, remembered: a workspace asks it of every file at every snapshot
+    and after every file tool's write, for the same few paths."""
+    path = PurePosixPath(relpath)
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        return "forbidden"
+    text = path.as_posix()
+    if any(_glob_match(text, pattern) for pattern in forbidden):
+        return "forbidden"
+    if any(_glob_match(text, pattern) for pattern in editable):
+        return "editable"
+    return "read_only"
 
 
 def _glob_match(path: str, pattern: str) -> bool:

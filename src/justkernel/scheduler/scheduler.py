@@ -112,6 +112,20 @@ class _TeamRuntime:
     agent: Any
     signals: TeamSignals  # why the last turn paused, which provider failed
     ctx: TeamContext
+    # what the next turn needs of the thread's state, as this process's last turn left it
+    # (None: read the checkpoint)
+    settled: _Settled | None = None
+
+
+@dataclass(frozen=True)
+class _Settled:
+    """A thread's state after a turn that returned with nothing left to run (no interrupt):
+    its checkpoint is on disk (durability "sync") and only this scheduler runs the thread, so
+    the next turn starts from these facts instead of loading it (`aget_state` replays the
+    thread's message deltas, a turn's largest read)."""
+
+    has_messages: bool
+    inbox_reads: frozenset[str]
 
 
 class Scheduler:
@@ -561,11 +575,14 @@ class Scheduler:
             "configurable": {"thread_id": f"{self.run_id}:{team.id}"},
             "recursion_limit": self.config.recursion_limit,
         }
-        snapshot = await runtime.agent.aget_state(cfg)
+        settled, runtime.settled = runtime.settled, None
+        snapshot = None if settled is not None else await runtime.agent.aget_state(cfg)
+        if settled is None:
+            messages = snapshot.values.get("messages", [])
+            settled = _Settled(bool(messages), frozenset(inbox_reads(messages)))
         # nothing of the team runs now: what a read never returned is delivered again
-        seen = inbox_reads(snapshot.values.get("messages", []))
-        await self.board.release_unseen(self.run_id, team.id, seen)
-        if snapshot.next:
+        await self.board.release_unseen(self.run_id, team.id, set(settled.inbox_reads))
+        if snapshot is not None and snapshot.next:
             turn_input: Any = None  # resume the interrupted turn from its checkpoint
             how = "resumed"
             if snapshot.interrupts:  # stopped for a person: on once every card is decided
@@ -579,7 +596,7 @@ class Scheduler:
                 await self.approvals.refresh(self.run_id)
                 turn_input = await approvals.resume_command(self.approvals, snapshot.interrupts)
         else:
-            first = not snapshot.values.get("messages")
+            first = not settled.has_messages
             # news on the board: the prompt names it, and it is acked when the turn ends
             news = [] if first else await self.board.news(self.run_id, team.id)
             if news:
@@ -599,7 +616,11 @@ class Scheduler:
                 # resumes at that very call ("async" could lose the steps before it)
                 result = await runtime.agent.ainvoke(turn_input, cfg, durability="sync")
             await self._ack_shown(team.id)
-            waiting = await approvals.waiting_for(self.approvals, approvals.interrupted(result))
+            interrupts = approvals.interrupted(result)
+            if not interrupts and isinstance(result, dict):
+                messages = result.get("messages", [])
+                runtime.settled = _Settled(bool(messages), frozenset(inbox_reads(messages)))
+            waiting = await approvals.waiting_for(self.approvals, interrupts)
             if waiting is not None:
                 outcome, detail = approvals.AWAITING, _awaiting(waiting)
             elif runtime.signals.pause_reason:

@@ -94,21 +94,30 @@ def run_git(git_dir: Path, work_tree: Path | None, *args: str, stdin: bytes | No
 
 def tree_files(root: Path) -> list[str]:
     """The plain files of a tree a snapshot holds, as relative POSIX paths: never a symlink,
-    never anything below a part git reads as its own, never the top-level build folders."""
+    never anything below a part git reads as its own, never the top-level build folders.
+
+    Read with `os.scandir`, whose entries know their type from the directory listing itself:
+    a symlink is seen without following it and no file is stat'ed (the walk runs after every
+    file tool's write and at every snapshot)."""
     found: list[str] = []
-    for folder, dirs, files in os.walk(root):
-        here = Path(folder)
-        top = here == root
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if not is_git_name(d) and not (here / d).is_symlink() and not (top and d in LEFT_OUT)
-        )
-        for name in sorted(files):
-            path = here / name
-            if is_git_name(name) or path.is_symlink() or not path.is_file():
+
+    def walk(folder: str, prefix: str) -> None:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+        folders = []
+        for entry in entries:  # a folder's files first, then its folders (as os.walk)
+            name = entry.name
+            if is_git_name(name) or entry.is_symlink():
                 continue
-            found.append(path.relative_to(root).as_posix())
+            if entry.is_dir(follow_symlinks=False):
+                if not (prefix == "" and name in LEFT_OUT):
+                    folders.append(entry)
+            elif entry.is_file(follow_symlinks=False):
+                found.append(prefix + name)
+        for entry in folders:
+            walk(entry.path, f"{prefix}{entry.name}/")
+
+    walk(str(root), "")
     return found
 
 

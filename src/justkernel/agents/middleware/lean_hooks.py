@@ -1,17 +1,20 @@
-"""Deep Agents' and LangChain's middlewares without their per-step graph nodes.
+"""Deep Agents' and LangChain's middlewares without their per-step costs.
 
 Every `before_model` / `after_model` hook is a node of the agent graph, and with the lab's
 `durability="sync"` each node is a checkpoint written per agent step. The two hooks below did
 nothing the lab needs at that place, so their work moves around the model call (where it costs no
-node) or goes: an agent step is then two nodes (model, tools) instead of seven.
+node) or goes: an agent step is then two nodes (model, tools) instead of seven. The content
+filter keeps its work and skips what cannot need it: a text message.
 """
 
 from __future__ import annotations
 
 from deepagents.middleware.skills import SkillsMiddleware
+from deepagents.middleware.unsupported_content import UnsupportedContentMiddleware
 from langchain.agents.middleware import AgentMiddleware, TodoListMiddleware
 from langchain.agents.middleware.types import ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
 from justkernel.agents.middleware.shared import ModelHandler
 
@@ -61,3 +64,19 @@ class LabTodoListMiddleware(TodoListMiddleware):
                 ),
             ]
         return response
+
+
+class LabUnsupportedContentMiddleware(UnsupportedContentMiddleware):
+    """Deep Agents' filter of the content blocks a model cannot take (images for a text-only
+    model), without converting every text message of the history into blocks at every model
+    call: a message whose content is a string is one text block, which every model takes.
+    Lists (a file tool's image, a provider's blocks) are filtered as before."""
+
+    @property
+    def name(self) -> str:
+        return "UnsupportedContentMiddleware"  # Deep Agents' own is replaced by name
+
+    def _filter_message(self, message: AnyMessage, *, model: BaseChatModel) -> AnyMessage:
+        if isinstance(message.content, str):
+            return message
+        return super()._filter_message(message, model=model)
