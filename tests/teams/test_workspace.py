@@ -128,3 +128,23 @@ def test_the_agent_file_tools_cannot_leave_the_workspace(
     ok = backend.write("/op_kernel/extra.h", "#define X 1\n")
     assert ok.error is None
     assert (workspace.root / "op_kernel" / "extra.h").read_text() == "#define X 1\n"
+
+
+def test_an_unchanged_source_is_the_last_commit_without_running_git(
+    workspace: TeamWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A team simulates the same source again and again: its snapshot is the commit made for
+    those sources, found without a git process (git is off the PATH here); a changed source
+    commits again, scratch notes included."""
+    kernel = workspace.resolve("/op_kernel/cmg_kernel.c", write=True)
+    kernel.write_text(kernel.read_text() + "\n/* once */\n")
+    first = workspace.commit("probe")
+    workspace.resolve("scratch/notes.md", write=True).write_text("why it is faster")
+    with monkeypatch.context() as off:
+        off.setenv("PATH", "/nonexistent")
+        assert workspace.commit("full run") == first
+    kernel.write_text(kernel.read_text() + "/* twice */\n")
+    second = workspace.commit("changed")
+    assert second.commit != first.commit and second.tree_sha256 != first.tree_sha256
+    listed = workspace.repo.git("ls-tree", "-r", "--name-only", second.commit)
+    assert "scratch/notes.md" in listed.split()

@@ -142,10 +142,12 @@ async def open_runtime(
     here."""
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+    from justkernel.agents.signatures import remember_signatures
     from justkernel.agents.tracing import keep_traces_local
     from justkernel.app.checkpoint_scrub import durable_enough, scrub_checkpoints
 
     keep_traces_local()  # before any agent runs: nothing is traced, and tracing off costs nothing
+    remember_signatures()  # LangChain's per-call signature questions, answered once a function
     operator = load_operator()
     toolchains = Toolchains(settings.toolchains_dir)
     pool = build_pool(settings, toolchains, local_slots=slots)  # a bad hosts file fails here

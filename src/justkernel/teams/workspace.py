@@ -45,6 +45,7 @@ class TeamWorkspace:
         self.root = root.resolve()
         self.operator = operator
         self.repo = WorkspaceRepo(self.root)
+        self._committed: Snapshot | None = None  # the last snapshot `commit` made
         self.repo.move_out_of_tree()  # an earlier session's workspace kept `.git` inside
 
     @property
@@ -122,8 +123,18 @@ class TeamWorkspace:
         return self.repo.head()
 
     def commit(self, message: str) -> Snapshot:
-        """Commit whatever changed (nothing to commit is fine) and name the snapshot."""
-        return Snapshot(commit=self.repo.commit(message), tree_sha256=self.tree_sha256())
+        """Commit whatever changed (nothing to commit is fine) and name the snapshot.
+
+        When the editable files are those this workspace last committed, that commit is the
+        snapshot (it holds exactly these sources) and git is not run: a team simulates the
+        same source again and again (probe, then full; a rerun), and each commit was three to
+        five git processes. Notes in scratch/ join the next commit of a changed source."""
+        tree = self.tree_sha256()
+        last = self._committed
+        if last is not None and last.tree_sha256 == tree:
+            return last
+        self._committed = Snapshot(commit=self.repo.commit(message), tree_sha256=tree)
+        return self._committed
 
     def restore_editable(self, commit: str) -> Snapshot:
         """Put the editable files back as they were at `commit` (a revert the team asked for)."""
