@@ -127,6 +127,10 @@ class _Settled:
     has_messages: bool
     inbox_reads: frozenset[str]
 
+    @classmethod
+    def of(cls, messages: list[Any]) -> _Settled:
+        return cls(bool(messages), frozenset(inbox_reads(messages)))
+
 
 class Scheduler:
     def __init__(
@@ -578,8 +582,7 @@ class Scheduler:
         settled, runtime.settled = runtime.settled, None
         snapshot = None if settled is not None else await runtime.agent.aget_state(cfg)
         if settled is None:
-            messages = snapshot.values.get("messages", [])
-            settled = _Settled(bool(messages), frozenset(inbox_reads(messages)))
+            settled = _Settled.of(snapshot.values.get("messages", []))
         # nothing of the team runs now: what a read never returned is delivered again
         await self.board.release_unseen(self.run_id, team.id, set(settled.inbox_reads))
         if snapshot is not None and snapshot.next:
@@ -618,8 +621,7 @@ class Scheduler:
             await self._ack_shown(team.id)
             interrupts = approvals.interrupted(result)
             if not interrupts and isinstance(result, dict):
-                messages = result.get("messages", [])
-                runtime.settled = _Settled(bool(messages), frozenset(inbox_reads(messages)))
+                runtime.settled = _Settled.of(result.get("messages", []))
             waiting = await approvals.waiting_for(self.approvals, interrupts)
             if waiting is not None:
                 outcome, detail = approvals.AWAITING, _awaiting(waiting)
